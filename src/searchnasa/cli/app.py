@@ -1,0 +1,61 @@
+"""The typer app and the helpers every command module shares."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ..settings import Settings, get_settings
+from ..store import Store, open_store
+
+app = typer.Typer(
+    name="searchnasa",
+    help="Search NASA NTRS and DOE OSTI technical reports as one collection.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+HomeOption = typer.Option(None, "--home", help="Data directory (default: $SEARCHNASA_HOME or ./data).")
+
+
+def settings_for(home: Path | None) -> Settings:
+    settings = get_settings()
+    return settings.with_home(home) if home else settings
+
+
+def store_for(home: Path | None) -> Store:
+    return open_store(settings_for(home).home)
+
+
+def progress_bar(transient: bool = False) -> Progress:
+    """The one progress bar style: what, bar, done/total, rate-friendly elapsed and ETA."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=transient,
+    )
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")

@@ -1,0 +1,141 @@
+"""Commands over the store: import, stats, export, renormalize."""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import BadInput, FormatError
+from ..importer import import_paths
+from ..sources.formats import FIDELITY, FORMATS, map_item
+from ..store import StoredItem, UpsertCounts
+from .app import HomeOption, app, console, err_console, print_json, progress_bar, store_for
+
+
+@app.command("import")
+def import_cmd(
+    paths: list[Path] = typer.Argument(..., help="Files to import (format detected from content)."),
+    format: Optional[str] = typer.Option(None, "--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Import dump files (NTRS API JSON/CSV, STI JSONL, OSTI API/Data Explorer JSON, OSTI CSV, our JSONL)."""
+    if format is not None and format not in FORMATS:
+        raise BadInput(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+    store = store_for(home)
+    started = time.perf_counter()
+    with progress_bar() as bar:
+        task = bar.add_task("importing", total=None, rate="")
+
+        def advance(n: int) -> None:
+            done = bar.tasks[0].completed + n
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            bar.update(task, advance=n, rate=f"{rate:,.0f} rec/s")
+
+        report = import_paths(store, paths, format, on_progress=advance)
+    elapsed = time.perf_counter() - started
+    for problem in report.problems:
+        err_console.print(f"[yellow]skipped[/yellow] {problem}", highlight=False, soft_wrap=True)
+    console.print(f"{report.summary()} ({report.read} read in {elapsed:.1f}s)", highlight=False)
+    if report.skipped:
+        raise typer.Exit(1)
+
+
+@app.command()
+def stats(
+    json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Counts by source, decade and document type; records without a date or an abstract."""
+    data = store_for(home).stats()
+    if json_:
+        print_json(data)
+        return
+    from rich.table import Table
+
+    console.print(f"[bold]{data['total']:,}[/bold] records")
+    for title, key in (("Source", "by_source"), ("Decade", "by_decade"), ("Document type", "by_document_type")):
+        table = Table(title=None, show_header=True)
+        table.add_column(title)
+        table.add_column("records", justify="right")
+        for label, n in data[key].items():
+            table.add_row(str(label), f"{n:,}")
+        console.print(table)
+    console.print(f"without a date (year null): {data['year_null']:,}")
+    console.print(f"without an abstract: {data['without_abstract']:,}")
+
+
+@app.command()
+def export(
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default stdout; .gz compresses)."),
+    format: str = typer.Option("jsonl", "--format", help="Only jsonl: one Record per line."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Export every record as JSON Lines of Records (re-importable with ``searchnasa import``)."""
+    if format != "jsonl":
+        raise BadInput(f"unknown export format {format!r}; only 'jsonl' is supported")
+    store = store_for(home)
+    total = store.count()
+    if output is None:
+        out = sys.stdout.buffer
+        for blob in store.iter_json():
+            out.write(blob + b"\n")
+        return
+    opener = gzip.open if output.suffix == ".gz" else open
+    with opener(output, "wb") as out, progress_bar() as bar:  # type: ignore[operator]
+        task = bar.add_task("exporting", total=total, rate="")
+        for blob in store.iter_json():
+            out.write(blob + b"\n")
+            bar.advance(task)
+    console.print(f"{total:,} records written to {output}")
+
+
+@app.command()
+def renormalize(home: Optional[Path] = HomeOption) -> None:
+    """Re-map every stored raw payload with the current mapping code (after a mapping fix)."""
+    store = store_for(home)
+    totals = UpsertCounts()
+    failures: list[str] = []
+    batch: list[StoredItem] = []
+    with progress_bar() as bar:
+        task = bar.add_task("renormalizing", total=store.count(), rate="")
+        for rid, fmt, raw in store.iter_raw():
+            try:
+                record = map_item(fmt, raw)
+            except FormatError as exc:
+                failures.append(f"{rid}: {exc.message}")
+                continue
+            batch.append(StoredItem(record, fmt, raw, FIDELITY.get(fmt, 3)))
+            if len(batch) >= 1000:
+                totals.add(store.upsert(batch))
+                bar.advance(task, len(batch))
+                batch.clear()
+        totals.add(store.upsert(batch))
+        bar.advance(task, len(batch))
+    for failure in failures:
+        err_console.print(f"[yellow]kept as stored[/yellow] {failure}", highlight=False)
+    console.print(f"{totals.changed} changed, {totals.unchanged} unchanged, {len(failures)} could not be re-mapped")
+    if failures:
+        raise typer.Exit(1)
+
+
+@app.command("load-sample")
+def load_sample(
+    force: bool = typer.Option(False, "--force", help="Import even if the store already holds records."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Load the bundled sample (real NTRS and OSTI records) into an empty store."""
+    from ..sample import sample_path
+
+    store = store_for(home)
+    if store.count() and not force:
+        console.print(f"store already holds {store.count():,} records; sample not loaded (use --force)")
+        return
+    report = import_paths(store, [sample_path()], "records-jsonl")
+    console.print(f"bundled sample: {report.summary()}")
+    if report.skipped:
+        raise typer.Exit(1)

@@ -1,0 +1,65 @@
+"""One exception hierarchy for the whole product.
+
+The web layer maps these to ``{"error": {"code", "message"}}`` with the status given here, and the
+CLI prints the message on one line and exits non-zero, so no caller needs to know the internals.
+"""
+
+from __future__ import annotations
+
+
+class SearchNasaError(Exception):
+    """Base class: every error a user can cause or see."""
+
+    code = "error"
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadInput(SearchNasaError):
+    """The request or file is malformed: the user can fix it."""
+
+    code = "bad_request"
+    status = 400
+
+
+class NotFound(SearchNasaError):
+    """A record or resource does not exist."""
+
+    code = "not_found"
+    status = 404
+
+
+class FormatError(BadInput):
+    """A file or line could not be parsed in the format it claims; carries where it happened."""
+
+    code = "format_error"
+
+    def __init__(self, message: str, path: str = "", line: int | None = None) -> None:
+        where = path + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: {message}" if where else message)
+        self.path = path
+        self.line = line
+
+
+class IndexMissing(SearchNasaError):
+    """Searching needs an index that has not been built yet."""
+
+    code = "index_missing"
+    status = 503
+
+
+class StoreError(SearchNasaError):
+    """The store could not be read or written (disk full, corrupt file)."""
+
+    code = "store_error"
+    status = 503
+
+
+class HarvestError(SearchNasaError):
+    """A harvest stopped (retry budget spent, unexpected response); the checkpoint is kept."""
+
+    code = "harvest_error"
+    status = 502

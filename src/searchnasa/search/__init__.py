@@ -1,0 +1,1 @@
+"""Search: query parsing, lexical/semantic retrieval, fusion, filters, facets, snippets, related."""

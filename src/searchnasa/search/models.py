@@ -1,0 +1,73 @@
+"""The request and response shapes of search: shared by the search service, the JSON API, the
+HTML pages and the CLI, so all four always agree.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+SortOrder = Literal["relevance", "newest", "oldest"]
+Mode = Literal["lexical", "semantic", "hybrid"]
+
+MAX_QUERY_CHARS = 1000
+MAX_PER_PAGE = 100
+MAX_PAGE = 1000
+
+
+class SearchRequest(BaseModel):
+    """What a user asked for. Limits are enforced here so every entry point shares them."""
+
+    q: str = Field("", max_length=MAX_QUERY_CHARS)
+    source: Literal["ntrs", "osti"] | None = None
+    page: int = Field(1, ge=1, le=MAX_PAGE)
+    per_page: int = Field(20, ge=1, le=MAX_PER_PAGE)
+    year_from: int | None = Field(None, ge=1000, le=2100)
+    year_to: int | None = Field(None, ge=1000, le=2100)
+    sort: SortOrder = "relevance"
+    document_type: list[str] = Field(default_factory=list)
+    subject: list[str] = Field(default_factory=list)
+    organization: list[str] = Field(default_factory=list)
+    mode: Mode = "hybrid"
+
+
+class FacetBucket(BaseModel):
+    value: str
+    count: int
+
+
+class SearchHit(BaseModel):
+    """One result card's data. ``snippet_html`` is already escaped; only ``<mark>`` is markup."""
+
+    id: str
+    source: Literal["ntrs", "osti"]
+    source_label: str
+    title: str
+    title_html: str
+    abstract: str | None
+    snippet_html: str
+    year: int | None
+    date_label: str
+    url: str | None
+    link_label: str
+    authors: list[str] = Field(default_factory=list)
+    document_type: str | None = None
+    subjects: list[str] = Field(default_factory=list)
+    score: float = 0.0
+    also_in: list[dict[str, str]] = Field(default_factory=list)
+
+
+class SearchResponse(BaseModel):
+    query: str
+    interpreted: str = ""
+    notices: list[str] = Field(default_factory=list)
+    total: int
+    total_is_lower_bound: bool = False
+    page: int
+    per_page: int
+    mode: Mode = "lexical"
+    results: list[SearchHit] = Field(default_factory=list)
+    facets: dict[str, list[FacetBucket]] = Field(default_factory=dict)
+    redirect_id: str | None = None
+    took_ms: float = 0.0
