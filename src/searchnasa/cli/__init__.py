@@ -12,7 +12,7 @@ from ..errors import SearchNasaError
 from .app import app
 from . import store_cmds  # noqa: F401  (registers commands)
 
-for _optional in ("search_cmds", "harvest_cmds", "semantic_cmds", "ops_cmds"):
+for _optional in ("search_cmds", "web_cmds", "harvest_cmds", "semantic_cmds", "ops_cmds"):
     try:
         __import__(f"{__name__}.{_optional}")
     except ModuleNotFoundError as _exc:  # a command group not built yet

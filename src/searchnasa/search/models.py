@@ -71,3 +71,23 @@ class SearchResponse(BaseModel):
     facets: dict[str, list[FacetBucket]] = Field(default_factory=dict)
     redirect_id: str | None = None
     took_ms: float = 0.0
+
+
+class RelatedItem(BaseModel):
+    """One related paper, with the reasons it is related (shown to the user)."""
+
+    id: str
+    source: Literal["ntrs", "osti"]
+    source_label: str
+    title: str
+    abstract: str | None
+    abstract_truncated: str
+    year: int | None
+    date_label: str
+    url: str | None
+    score: float
+    reasons: list[str] = Field(default_factory=list)
+
+    @property
+    def explanation(self) -> str:
+        return " · ".join(self.reasons)

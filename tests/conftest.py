@@ -1,0 +1,85 @@
+"""Shared fixtures: where the real raw files are, and fresh data homes on disk.
+
+The real records live in ``shared/data/raw`` beside the repository (a copy sits beside every CI
+clone); ``SEARCHNASA_SHARED`` overrides the location.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from searchnasa.importer import import_paths
+from searchnasa.sample import sample_path
+from searchnasa.settings import Settings
+from searchnasa.store import Store, open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SEARCHNASA_SHARED", ROOT.parent / "shared"))
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    assert SHARED.is_dir(), f"shared/ not found at {SHARED} (set SEARCHNASA_SHARED)"
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def raw_dir(shared_dir: Path) -> Path:
+    return shared_dir / "data" / "raw"
+
+
+@pytest.fixture(scope="session")
+def eval_dir(shared_dir: Path) -> Path:
+    return shared_dir / "data" / "eval"
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty data home, also exported as SEARCHNASA_HOME for code and subprocesses."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("SEARCHNASA_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def tmp_store(tmp_home: Path) -> Store:
+    store = open_store(tmp_home)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="session")
+def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A home holding the bundled sample, built once per session. Treat it as read-only."""
+    home = tmp_path_factory.mktemp("sample_home")
+    store = open_store(home)
+    report = import_paths(store, [sample_path()], "records-jsonl")
+    assert report.skipped == 0, report.problems
+    store.close()
+    return home
+
+
+@pytest.fixture(scope="session")
+def indexed_home(sample_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample home with its lexical index built (read-only for tests)."""
+    from searchnasa.index import build_index
+
+    home = tmp_path_factory.mktemp("indexed_home")
+    shutil.copy2(sample_home / "store.sqlite3", home / "store.sqlite3")
+    settings = Settings().with_home(home)
+    store = open_store(home)
+    build_index(store, settings.index_dir)
+    store.close()
+    return home
