@@ -56,16 +56,18 @@ def import_paths(
             batch.clear()
 
     for path in paths:
+        in_file = 0  # position of the item in its file, for files without line numbers (JSON)
         try:
             for item in read_file(Path(path), fmt):
                 if isinstance(item, FormatError):
                     report.problems.append(item.message)
                     continue
                 report.read += 1
+                in_file += 1
                 try:
                     record = map_item(item.format, item.payload)
                 except FormatError as exc:
-                    where = item.path + (f":{item.line}" if item.line else f" item {report.read}")
+                    where = item.path + (f":{item.line}" if item.line else f" item {in_file}")
                     report.problems.append(f"{where}: {exc.message}")
                     continue
                 batch.append(StoredItem(record, item.format, item.payload, FIDELITY.get(item.format, 3)))

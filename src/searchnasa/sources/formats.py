@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
 from ..errors import FormatError
 from ..records import Record
@@ -55,13 +56,18 @@ class RawItem:
 
 def map_item(fmt: str, payload: Any) -> Record:
     """Map a raw payload with its format's mapper; any failure becomes a FormatError."""
+    mapper = MAPPERS.get(fmt)
+    if mapper is None:
+        raise FormatError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     try:
-        return MAPPERS[fmt](payload)
+        return mapper(payload)
     except FormatError:
         raise
-    except KeyError as exc:
-        raise FormatError(f"unknown format {fmt!r}") from exc
-    except Exception as exc:  # pydantic ValidationError, TypeError on odd shapes
+    except ValidationError as exc:  # say which field, not just "1 validation error for Record"
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "record"
+        raise FormatError(f"cannot map record: {where}: {first.get('msg', 'invalid')}") from exc
+    except Exception as exc:  # TypeError/AttributeError on odd shapes
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FormatError(f"cannot map record: {message}") from exc
 
@@ -81,35 +87,64 @@ def _decode(data: bytes, path: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise FormatError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", path, line) from exc
+        raise FormatError(_encoding_message(data[exc.start]), path, line) from exc
 
 
 def _lines(data: bytes, path: str) -> Iterator[tuple[int, str | FormatError]]:
-    """Decode line by line so one badly encoded line costs only itself."""
-    for number, raw in enumerate(data.splitlines(), start=1):
+    """Decode line by line so one badly encoded line costs only itself.
+
+    Lines are counted on ``\n`` (a ``\r\n`` or ``\r\r\n`` ending is one line), so the numbers in
+    messages match what ``sed -n Np`` or an editor shows.
+    """
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         try:
             yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as exc:
-            yield number, FormatError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x})", path, number)
+            yield number, FormatError(_encoding_message(raw[exc.start]), path, number)
 
 
-def _first_json_line(head: bytes) -> Any:
-    """The first line parsed as JSON when it is a whole JSON value on its own (JSON Lines), else None."""
-    first_line = head.lstrip(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0].strip()
-    if not first_line.startswith(b"{"):
-        return None
-    try:
-        return orjson.loads(first_line)
-    except orjson.JSONDecodeError:
-        return None
+def _encoding_message(byte: int) -> str:
+    return f"not UTF-8 text (byte 0x{byte:02x}); re-save the file as UTF-8"
+
+
+_PROBE_LINES = 8
+_HEAD_BYTES = 1 << 20  # detection reads at most this much: enough for several long JSON lines
+
+
+def _first_json_line(data: bytes) -> Any:
+    """The first of the first few lines that is a whole JSON object on its own (JSON Lines), else None.
+
+    Only lines starting in column 0 with ``{`` count, so pretty-printed JSON (whose first line is a
+    lone ``{`` and whose members are indented) is never taken for JSON Lines, while a JSON Lines file
+    whose first line is broken is still recognised by its next lines.
+    """
+    data = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    start = 0
+    for _ in range(_PROBE_LINES):
+        end = data.find(b"\n", start)
+        line = data[start:] if end == -1 else data[start:end]
+        line = line.rstrip(b"\r")
+        if start == 0:
+            line = line.lstrip()
+        if line.startswith(b"{"):
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                value = None
+            if isinstance(value, dict):
+                return value
+        if end == -1:
+            break
+        start = end + 1
+    return None
 
 
 def detect_format(path: Path, head: bytes) -> str:
     """Guess the format from the first bytes; ``--format`` overrides this."""
     text = head.lstrip(b"\xef\xbb\xbf").lstrip()
-    first = _first_json_line(text)
+    first = _first_json_line(head)
     if isinstance(first, dict):
         if "D245A (Title)" in first:
             return "sti-jsonl"
@@ -183,40 +218,81 @@ def _read_jsonl(data: bytes, fmt: str, path: str) -> Iterator[RawItem | FormatEr
         raise FormatError("empty file", path)
 
 
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
 def _read_csv(data: bytes, fmt: str, path: str) -> Iterator[RawItem | FormatError]:
-    good: list[str] = []
-    for number, line in _lines(data, path):
-        if isinstance(line, FormatError):
-            yield line
-            good.append("")  # keep line numbers aligned with the file
-        else:
-            good.append(line)
-    if not any(good):
-        raise FormatError("empty file", path)
-    reader = csv.reader(io.StringIO("\n".join(good)))
+    """Yield one item per row; a bad row is reported at the line it starts on and skipped.
+
+    Line numbers count ``\n`` in the file. After a row with the wrong number of fields that ran
+    over several lines (an unbalanced quote), reading restarts on the line after the one where the
+    row began, so one stray quote costs one row, not every row up to the next quote. Bytes that are
+    not UTF-8 cost only the row holding them.
+    """
     try:
-        header = next(reader)
-    except (StopIteration, csv.Error) as exc:
-        raise FormatError(f"bad CSV header: {exc}", path, 1) from exc
+        text = data.decode("utf-8-sig")
+        clean = True
+    except UnicodeDecodeError:
+        text = (data[3:] if data.startswith(b"\xef\xbb\xbf") else data).decode("utf-8", "surrogateescape")
+        clean = False
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    if not any(line.strip() for line in lines):
+        raise FormatError("empty file", path)
+    pos = 0
+
+    def feed() -> Iterator[str]:
+        nonlocal pos
+        while pos < len(lines):
+            pos += 1
+            yield lines[pos - 1] + "\n"
+
+    def bad_bytes(first: int, last: int, what: str = "") -> FormatError | None:
+        """The first byte that was not UTF-8 in lines[first:last] (decoded as a lone surrogate)."""
+        for number in range(first, last):
+            m = _SURROGATE.search(lines[number])
+            if m:
+                return FormatError(what + _encoding_message(ord(m.group()) - 0xDC00), path, number + 1)
+        return None
+
+    # strict: a quote in the wrong place is an error, not a silently merged or shifted row.
+    reader = csv.reader(feed(), strict=True)
+    header: list[str] = []
+    while not header:
+        start = pos
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise FormatError("empty file", path) from None
+        except csv.Error as exc:
+            raise FormatError(f"bad CSV header: {exc}", path, start + 1) from exc
+    if not clean and (problem := bad_bytes(start, pos, "bad CSV header: ")):
+        raise problem
     while header and not header[-1].strip():
         header.pop()  # a trailing comma on the header line names no column
     width = len(header)
     while True:
+        start = pos
         try:
             row = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            yield FormatError(f"bad CSV row: {exc}", path, reader.line_num)
+            yield FormatError(f"bad CSV row: {exc}", path, start + 1)
+            pos, reader = start + 1, csv.reader(feed(), strict=True)
             continue
         if not row or not any(cell.strip() for cell in row):
+            continue
+        if not clean and (problem := bad_bytes(start, pos)):
+            yield problem
             continue
         while len(row) > width and not row[-1].strip():
             row.pop()
         if len(row) != width:
-            yield FormatError(f"bad CSV row: {len(row)} fields, header has {width}", path, reader.line_num)
+            yield FormatError(f"bad CSV row: {len(row)} fields, header has {width}", path, start + 1)
+            if pos - start > 1:  # the row swallowed later lines: read them again as rows
+                pos, reader = start + 1, csv.reader(feed(), strict=True)
             continue
-        yield RawItem(fmt, dict(zip(header, row)), path, reader.line_num)
+        yield RawItem(fmt, dict(zip(header, row)), path, start + 1)
 
 
 READERS = {
@@ -235,14 +311,14 @@ def read_file(path: Path, fmt: str | None = None) -> Iterator[RawItem | FormatEr
     if not path.is_file():
         raise FormatError("no such file", str(path))
     data = _read_bytes(path)
-    if not data.strip():
+    if not data.removeprefix(b"\xef\xbb\xbf").strip():
         raise FormatError("empty file", str(path))
-    fmt = fmt or detect_format(path, data[:65536])
+    fmt = fmt or detect_format(path, data[:_HEAD_BYTES])
     if fmt not in READERS:
         raise FormatError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}", str(path))
     # API records may also come one per line (JSON Lines of citations or OSTI records).
-    if fmt in ("osti-api", "osti-dataexplorer", "ntrs-api") and isinstance(_first_json_line(data), dict) \
-            and data.strip().count(b"\n") > 0:
+    if fmt in ("osti-api", "osti-dataexplorer", "ntrs-api") and data.strip().count(b"\n") > 0 \
+            and isinstance(_first_json_line(data), dict):
         yield from _read_jsonl(data, fmt, str(path))
         return
     yield from READERS[fmt](data, fmt, str(path))

@@ -97,7 +97,9 @@ def map_citation(item: dict[str, Any]) -> Record:
     raw_id = item["id"]
     ntrs_id = str(raw_id).strip()
     index_name = str(item.get("index") or "")
-    journal_metadata = isinstance(raw_id, str) or index_name.startswith("chorus")
+    # CHORUS journal metadata answers the same endpoint: ``chorus-*`` index, 14-digit string ids.
+    # The index decides when present; older responses have none, and then a string id does.
+    journal_metadata = index_name.startswith("chorus") if index_name else isinstance(raw_id, str)
     title = clean_text(item.get("title")) or "(untitled)"
     published, dates = _dates(item)
 

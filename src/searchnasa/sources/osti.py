@@ -28,13 +28,31 @@ def landing_url(osti_id: str) -> str:
 
 
 def _split_numbers(*values: Any) -> list[str]:
+    """OSTI packs several numbers in one string (``"Journal ID: ISSN 0556-2821; PRVDAQ"``), in
+    list elements as well as in plain strings: one identifier each, so each can be searched."""
     out: list[str] = []
     for value in values:
-        if isinstance(value, list):
-            out.extend(str(v) for v in value if v)
-        elif isinstance(value, str):
-            out.extend(split_outside_brackets(value, ";"))
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, (str, int)) and str(part).strip():
+                out.extend(split_outside_brackets(str(part), ";"))
     return clean_list(out)
+
+
+# OSTI writes this placeholder where a record has no description; it is not an abstract.
+_NO_DESCRIPTION = {"not provided", "not provided.", "none", "n/a"}
+
+
+def _description(value: Any) -> str | None:
+    text = clean_text(value)
+    return None if text is None or text.lower() in _NO_DESCRIPTION else text
+
+
+def _issn(value: Any) -> str | None:
+    """``"ISSN 0556-2821"`` -> ``"0556-2821"`` (NTRS gives the bare number; keep one form)."""
+    text = clean_label(value)
+    if text and text.upper().startswith("ISSN"):
+        text = text[4:].lstrip(" :") or None
+    return text
 
 
 def _orgs(values: Any, role: str) -> list[Organization]:
@@ -75,14 +93,14 @@ def map_record(item: dict[str, Any]) -> Record:
         publication = Publication(
             journal=clean_label(item.get("journal_name")), volume=clean_label(item.get("journal_volume")),
             issue=clean_label(item.get("journal_issue")), publisher=clean_label(item.get("publisher")),
-            issn=clean_label(item.get("journal_issn")),
+            issn=_issn(item.get("journal_issn")),
         )
     return Record(
         id=make_id("osti", osti_id),
         source="osti",
         source_id=osti_id,
         title=clean_text(item.get("title")) or "(untitled)",
-        abstract=clean_text(item.get("description")),
+        abstract=_description(item.get("description")),
         authors=authors,
         date=published,
         dates=[d for d in (published, entry) if d],
@@ -123,7 +141,7 @@ def map_csv_row(row: dict[str, str]) -> Record:
         source="osti",
         source_id=osti_id,
         title=clean_text(row.get("Title")) or "(untitled)",
-        abstract=clean_text(row.get("Description")),
+        abstract=_description(row.get("Description")),
         authors=authors,
         date=published,
         dates=[published] if published else [],
@@ -135,5 +153,8 @@ def map_csv_row(row: dict[str, str]) -> Record:
             report_numbers=_split_numbers(row.get("Report Number")),
             contract_numbers=_split_numbers(row.get("DOE Number")),
         ),
-        links=Links(landing=url if url.startswith("http") else landing_url(osti_id)),
+        # The CSV's URL points at the retired SciTech Connect (http://www.osti.gov/scitech/biblio/N):
+        # link to today's page and keep the old URL beside it.
+        links=Links(landing=landing_url(osti_id),
+                    other=[url] if url.startswith("http") and url != landing_url(osti_id) else []),
     )

@@ -20,6 +20,19 @@ _BLOCK_TAGS = re.compile(
 )
 _SPACES = re.compile(r"\s+")
 _MARKUP_HINT = re.compile(r"<[A-Za-z/!]|&[#A-Za-z0-9]+;")
+_ENTITY = re.compile(r"&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def _unescape(text: str) -> str:
+    """Decode entities; decode once more when the source escaped them twice (``NETL&amp;#39;s``).
+
+    The second pass runs only when a whole entity is left after the first, so a literal ``&lt;5``
+    (already decoded to ``<5``) is never touched again.
+    """
+    text = html.unescape(text)
+    if "&" in text and _ENTITY.search(text):
+        text = html.unescape(text)
+    return text
 
 
 def clean_text(value: object) -> str | None:
@@ -38,7 +51,7 @@ def clean_text(value: object) -> str | None:
             tree = LexborHTMLParser(f"<div>{text}</div>")
             body = tree.body
             text = body.text(deep=True, separator="", strip=False) if body is not None else text
-        text = html.unescape(text)
+        text = _unescape(text)
     text = _SPACES.sub(" ", text.replace("\x00", " ")).strip()
     return text or None
 
@@ -47,7 +60,7 @@ def clean_label(value: object) -> str | None:
     """A short label (subject, type, organization): entities decoded, spaces collapsed."""
     if value is None or not isinstance(value, (str, int, float)):
         return None
-    text = _SPACES.sub(" ", html.unescape(str(value))).strip()
+    text = _SPACES.sub(" ", _unescape(str(value))).strip()
     return text or None
 
 
@@ -184,7 +197,7 @@ def split_outside_brackets(value: str, sep: str = ";") -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-_DOE_CATEGORY = re.compile(r"^\d{2,3}\s+[A-Z]")
+_DOE_CATEGORY = re.compile(r"^\d{2,3}\s+(?:-\s+)?[A-Z]")  # "72 PHYSICS ..." and "42 - ENGINEERING"
 
 
 def split_osti_subjects(values: list[str]) -> tuple[list[str], list[str]]:

@@ -1,0 +1,78 @@
+"""Hybrid search latency on the bundled sample: p50/p95 of ``SearchService.search`` in hybrid
+mode, query embedding included (every query is new to the provider's query cache), next to the
+same queries in lexical mode.
+
+Queries: 2-4 word spans cut deterministically from the sample's real titles.
+
+    python bench/hybrid_latency.py [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from searchnasa.importer import import_paths
+from searchnasa.index import build_index
+from searchnasa.sample import sample_path
+from searchnasa.search.models import SearchRequest
+from searchnasa.search.service import SearchService
+from searchnasa.semantic import seed_from_bundle
+from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.settings import Settings
+from searchnasa.store import open_store
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--queries", type=int, default=200)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="hybrid-latency-"))
+    try:
+        settings = Settings().with_home(tmp)
+        store = open_store(tmp)
+        import_paths(store, [sample_path()], "records-jsonl")
+        build_index(store, settings.index_dir)
+        titles = [r.title for _, r in store.iter_records()]
+        store.close()
+        seed_from_bundle(settings)
+        provider = SemanticProvider(settings.vectors_dir)
+        service = SearchService(settings, semantic=provider)
+        rng = random.Random(3)
+        queries = []
+        while len(queries) < args.queries:
+            words = re.findall(r"[A-Za-z]{3,}", rng.choice(titles))
+            if len(words) >= 2:
+                n = rng.randint(2, min(4, len(words)))
+                start = rng.randint(0, len(words) - n)
+                q = " ".join(words[start:start + n]).lower()
+                if q not in queries:
+                    queries.append(q)
+        service.search(SearchRequest(q="warm up", mode="hybrid"))
+        for mode in ("lexical", "hybrid"):
+            times = []
+            for q in queries:
+                t = time.perf_counter()
+                service.search(SearchRequest(q=q, mode=mode))
+                times.append((time.perf_counter() - t) * 1000)
+            print(f"{mode:8s} {len(queries)} queries: p50 {np.percentile(times, 50):.1f} ms, "
+                  f"p95 {np.percentile(times, 95):.1f} ms")
+        times = []
+        for q in queries[:50]:
+            t = time.perf_counter()
+            provider.embed_text(q + " x")
+            times.append((time.perf_counter() - t) * 1000)
+        print(f"query embedding alone: p50 {np.percentile(times, 50):.1f} ms, p95 {np.percentile(times, 95):.1f} ms")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

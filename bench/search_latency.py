@@ -1,0 +1,259 @@
+"""Search latency: p50/p95 of ``SearchService.search`` and of ``GET /api/search`` over HTTP.
+
+A fixed set of 200 queries (words, multi-word, phrases, operators and field prefixes, filters,
+date sorts, deep pages; every request also computes all facets), drawn deterministically from the
+bundled sample's vocabulary, runs once to warm up and then once timed.
+
+    python bench/search_latency.py --sample                       # the bundled sample (6,514 real records)
+    python bench/make_corpus.py 1000000 -o bench/out/corpus-1m.jsonl.gz
+    python bench/search_latency.py --corpus bench/out/corpus-1m.jsonl.gz   # SYNTHETIC 1M corpus
+
+Indexes are built once under ``bench/out/`` and reused. ``--no-http`` skips the HTTP half; it is
+skipped (and said so) when the web app is not importable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import json
+import random
+import re
+import socket
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import orjson  # noqa: E402
+
+from searchnasa.index import build_index  # noqa: E402
+from searchnasa.records import Record  # noqa: E402
+from searchnasa.sample import sample_path  # noqa: E402
+from searchnasa.search.models import SearchRequest  # noqa: E402
+from searchnasa.search.service import SearchService  # noqa: E402
+from searchnasa.settings import Settings  # noqa: E402
+
+OUT = ROOT / "bench" / "out"
+STOP = set("""a an and are as at be by for from has have in into is it its of on or that the this to
+was were which with we our these those their than then there been can also using use used based
+two one new not""".split())
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
+
+
+# -- corpora ------------------------------------------------------------------------------------
+
+class JsonlRecords:
+    """A record source for ``build_index`` straight from JSON Lines (no SQLite store needed)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._count: int | None = None
+
+    def _open(self):
+        return gzip.open(self.path, "rb") if self.path.suffix == ".gz" else open(self.path, "rb")
+
+    def iter_records(self, since_seq: int = 0) -> Iterator[tuple[int, Record]]:
+        with self._open() as fh:
+            for seq, line in enumerate(fh, start=1):
+                if seq > since_seq and line.strip():
+                    yield seq, Record.model_validate(orjson.loads(line))
+
+    def count_since(self, since_seq: int) -> int:
+        if self._count is None:
+            with self._open() as fh:
+                self._count = sum(1 for _ in fh)
+        return max(0, self._count - since_seq)
+
+    def max_seq(self) -> int:
+        return self.count_since(0)
+
+
+def ensure_index(source_path: Path, home: Path) -> float:
+    """Build the index for ``source_path`` into ``home`` unless already built; seconds spent."""
+    settings = Settings().with_home(home)
+    if (settings.index_dir / "CURRENT").exists():
+        return 0.0
+    source = JsonlRecords(source_path)
+    total = source.count_since(0)
+    started = time.perf_counter()
+    last = [started]
+
+    def progress(done: int, _total: int | None) -> None:
+        now = time.perf_counter()
+        if now - last[0] > 15 or done == total:
+            last[0] = now
+            print(f"  indexed {done:,}/{total:,} ({done / (now - started):,.0f} rec/s)", file=sys.stderr)
+
+    build_index(source, settings.index_dir, progress=progress)
+    return time.perf_counter() - started
+
+
+# -- the query set ------------------------------------------------------------------------------
+
+def query_set(seed: int = 7, n: int = 200) -> list[dict[str, Any]]:
+    """200 fixed requests drawn from the sample's vocabulary (same seed, same set)."""
+    rng = random.Random(seed)
+    with gzip.open(sample_path(), "rb") as fh:
+        sample = [orjson.loads(line) for line in fh if line.strip()]
+    df: collections.Counter[str] = collections.Counter()
+    bigrams: collections.Counter[tuple[str, str]] = collections.Counter()
+    for rec in sample:
+        words = [w.lower() for w in _WORD.findall(f"{rec['title']} {rec.get('abstract') or ''}")]
+        df.update(set(w for w in words if w not in STOP))
+        bigrams.update((a, b) for a, b in zip(words, words[1:]) if a not in STOP and b not in STOP)
+    common = [w for w, _ in df.most_common(300)]
+    middle = [w for w, _ in df.most_common(3000)[300:]]
+    phrases = [f"{a} {b}" for (a, b), _ in bigrams.most_common(150)]
+    dtypes = [d for d, _ in collections.Counter(r.get("document_type_label") or r.get("document_type")
+                                               for r in sample if r.get("document_type")).most_common(5)]
+    queries: list[dict[str, Any]] = []
+
+    def add(kind: str, **req: Any) -> None:
+        queries.append({"kind": kind, **req})
+
+    for _ in range(30):
+        add("word", q=rng.choice(common))
+    for _ in range(20):
+        add("rare word", q=rng.choice(middle))
+    for _ in range(30):
+        add("words", q=" ".join(rng.sample(common, rng.choice([2, 3]))))
+    for _ in range(30):
+        add("phrase", q=f'"{rng.choice(phrases)}"')
+    for _ in range(20):
+        a, b, c = rng.sample(common, 3)
+        form = rng.choice([f"{a} OR {b}", f"{a} -{b}", f"title:{a} {b}", f"({a} OR {b}) {c}",
+                           f"{a} year:1990-2010", f"subject:{a}", f"{a} source:osti"])
+        add("operators", q=form)
+    for _ in range(30):
+        q = rng.choice(common)
+        form = rng.choice(["source", "years", "type"])
+        if form == "source":
+            add("filter", q=q, source=rng.choice(["ntrs", "osti"]))
+        elif form == "years":
+            lo = rng.choice([1960, 1970, 1980, 1990, 2000, 2010])
+            add("filter", q=q, year_from=lo, year_to=lo + rng.choice([5, 10, 20]))
+        else:
+            add("filter", q=q, document_type=[rng.choice(dtypes)])
+    for _ in range(20):
+        add("sort", q=rng.choice(common), sort=rng.choice(["newest", "oldest"]))
+    for _ in range(20):
+        add("deep page", q=rng.choice(common[:50]), page=rng.choice([10, 20, 50]), per_page=20)
+    assert len(queries) == n, len(queries)
+    return queries
+
+
+# -- timing -------------------------------------------------------------------------------------
+
+def percentiles(ms: list[float]) -> dict[str, float]:
+    ordered = sorted(ms)
+    q = statistics.quantiles(ordered, n=100, method="inclusive")
+    return {"p50": round(q[49], 2), "p95": round(q[94], 2), "max": round(ordered[-1], 2),
+            "mean": round(statistics.fmean(ordered), 2)}
+
+
+def time_function(service: SearchService, queries: list[dict[str, Any]]) -> tuple[list[float], list[int]]:
+    reqs = [SearchRequest(mode="lexical", **{k: v for k, v in q.items() if k != "kind"}) for q in queries]
+    for req in reqs:  # warm-up: page cache, reader, first-use costs
+        service.search(req)
+    times, totals = [], []
+    for req in reqs:
+        started = time.perf_counter()
+        resp = service.search(req)
+        times.append((time.perf_counter() - started) * 1000)
+        totals.append(resp.total)
+    return times, totals
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def time_http(home: Path, queries: list[dict[str, Any]]) -> list[float] | str:
+    """Latency of GET /api/search through uvicorn on 127.0.0.1 (one keep-alive client)."""
+    try:
+        import httpx
+        import uvicorn
+
+        from searchnasa.web.app import create_app
+    except ImportError as exc:
+        return f"skipped: web app not importable ({exc})"
+    app = create_app(Settings().with_home(home))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            for _ in range(200):
+                try:
+                    client.get("/healthz")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            params = [{**{k: v for k, v in q.items() if k != "kind"}, "mode": "lexical"} for q in queries]
+            for p in params:
+                client.get("/api/search", params=p).raise_for_status()
+            times = []
+            for p in params:
+                started = time.perf_counter()
+                client.get("/api/search", params=p).raise_for_status()
+                times.append((time.perf_counter() - started) * 1000)
+        return times
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--sample", action="store_true", help="the bundled sample (real records)")
+    which.add_argument("--corpus", type=Path, help="a JSON Lines corpus (e.g. from make_corpus.py)")
+    which.add_argument("--home", type=Path, help="an existing data home with an index")
+    parser.add_argument("--no-http", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write the numbers here")
+    args = parser.parse_args()
+
+    build_s = 0.0
+    if args.sample:
+        home, label = OUT / "home-sample", "bundled sample (6,514 real records)"
+        build_s = ensure_index(sample_path(), home)
+    elif args.corpus:
+        name = args.corpus.name.split(".")[0]
+        home, label = OUT / f"home-{name}", f"{args.corpus.name} (SYNTHETIC)"
+        build_s = ensure_index(args.corpus, home)
+    else:
+        home, label = args.home, str(args.home)
+    service = SearchService(Settings().with_home(home))
+    docs = service.reader.searcher().num_docs
+    queries = query_set()
+    times, totals = time_function(service, queries)
+    result: dict[str, Any] = {"corpus": label, "documents": docs, "queries": len(queries),
+                              "index_build_s": round(build_s, 1), "function_ms": percentiles(times),
+                              "median_total_hits": int(statistics.median(totals))}
+    by_kind: dict[str, list[float]] = collections.defaultdict(list)
+    for q, t in zip(queries, times):
+        by_kind[q["kind"]].append(t)
+    result["function_ms_by_kind"] = {k: percentiles(v) for k, v in by_kind.items() if len(v) > 1}
+    if not args.no_http:
+        http = time_http(home, queries)
+        result["http_ms"] = percentiles(http) if isinstance(http, list) else http
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

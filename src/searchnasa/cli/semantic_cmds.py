@@ -1,0 +1,125 @@
+"""Commands for meaning-based search: ``embed``, ``related`` and ``eval``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import BadInput
+from .app import HomeOption, app, console, err_console, print_json, progress_bar, settings_for
+
+
+@app.command()
+def embed(
+    batch_size: int = typer.Option(128, "--batch-size", min=1, max=4096,
+                                   help="Records per committed batch (an interrupted run loses at most one)."),
+    cache: bool = typer.Option(True, "--cache/--no-cache",
+                               help="Reuse and fill the shared embedding cache ($SEARCHNASA_EMBED_CACHE)."),
+    threads: int = typer.Option(0, "--threads", min=0, help="Torch threads (0: all cores)."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Embed new and changed records (title + abstract) for semantic search; resumable."""
+    from ..semantic.bundle import ChainCache, load_bundle
+    from ..semantic.cache import open_default_cache
+    from ..semantic.embedder import Embedder
+    from ..semantic.vectors import VectorStore
+    from ..store import open_store
+
+    settings = settings_for(home)
+    if not settings.store_path.exists():
+        raise BadInput(f"no store at {settings.store_path}: import or load records first")
+    store = open_store(settings.home)
+    vstore = VectorStore(settings.vectors_dir)
+    since = vstore.checkpoint_seq
+    total = store.conn.execute("SELECT COUNT(*) FROM records WHERE seq > ?", (since,)).fetchone()[0]
+    chain = ChainCache(load_bundle(), open_default_cache() if cache else None)
+    embedder = None
+    started = time.perf_counter()
+    with progress_bar() as bar:
+        task = bar.add_task("embedding", total=total, rate="")
+
+        def advance(n: int) -> None:
+            done = bar.tasks[0].completed + n
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            bar.update(task, advance=n, rate=f"{rate:,.1f} rec/s")
+
+        if total:
+            embedder = Embedder(threads=threads or None) if threads else None
+        report = vstore.embed_pending(store.iter_records(since), embedder=embedder, cache=chain,
+                                      batch_size=batch_size, on_batch=advance)
+    count = vstore.count()
+    vstore.close()
+    chain.close()
+    store.close()
+    console.print(f"{report.summary()}; {count:,} vectors stored "
+                  f"({time.perf_counter() - started:.1f}s)", highlight=False)
+
+
+@app.command()
+def related(
+    record_id: str = typer.Argument(..., help="A record id such as ntrs:19730012345 or osti:1234567."),
+    limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="How many related records."),
+    negative: list[str] = typer.Option([], "--not", help="Less like this record (repeatable)."),
+    also: list[str] = typer.Option([], "--and", help="Also like this record (repeatable)."),
+    json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Records most related to RECORD_ID, with the reasons each one is related."""
+    from ..search.related import find_related
+    from ..search.service import SearchService
+    from ..semantic.provider import open_provider
+
+    settings = settings_for(home)
+    service = SearchService(settings=settings, semantic=open_provider(settings))
+    items = find_related(service, [record_id, *also], list(negative), limit)
+    if json_:
+        print_json({"seed_ids": [record_id, *also], "negative_ids": list(negative),
+                    "results": [i.model_dump() for i in items]})
+        return
+    seed = service.get(record_id)
+    console.print(f"[bold]Related papers:[/bold] {seed.title}", highlight=False)
+    for n, item in enumerate(items, 1):
+        console.print(f"{n:>2}. [bold]{item.title}[/bold] ({item.source_label}, {item.year or 'no date'})",
+                      highlight=False)
+        console.print(f"    {item.id} · {item.url or ''}", highlight=False, style="dim")
+        console.print(f"    {item.explanation}", highlight=False)
+
+
+@app.command("eval")
+def eval_cmd(
+    beir_dir: Path = typer.Argument(..., help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv."),
+    mode: str = typer.Option("search", "--mode", help="search: rank queries; related: queries are papers."),
+    retrieval: str = typer.Option("all", "--retrieval",
+                                  help="lexical, semantic, hybrid or all (search mode)."),
+    json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Index a BEIR folder in a temporary home and print nDCG@10, Recall@100 and MRR@10."""
+    from ..eval.runner import RETRIEVALS, run_eval
+
+    retrievals = list(RETRIEVALS) if retrieval == "all" else [retrieval]
+    with progress_bar(transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = bar.add_task(what, total=total, rate="")
+            bar.update(tasks[what], completed=done)
+
+        result = run_eval(beir_dir, mode=mode, retrievals=retrievals, progress=progress)
+    if json_:
+        print_json(result)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{result['dataset']}: {result['documents']:,} documents, "
+                        f"{result['queries']} judged queries ({mode})")
+    for col in ("ranking", "nDCG@10", "Recall@100", "MRR@10"):
+        table.add_column(col, justify="left" if col == "ranking" else "right")
+    for name, m in result["results"].items():
+        table.add_row(name, f"{m['ndcg@10']:.3f}", f"{m['recall@100']:.3f}", f"{m['mrr@10']:.3f}")
+    console.print(table)
+    if "embedding" in result:
+        err_console.print(f"vectors: {result['embedding']}", highlight=False)

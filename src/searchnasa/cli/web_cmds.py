@@ -1,0 +1,72 @@
+"""``searchnasa serve``: the web pages and JSON API under uvicorn."""
+
+from __future__ import annotations
+
+import logging
+import logging.config
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import BadInput
+from .app import HomeOption, app, err_console, settings_for
+
+
+def log_config(level: str) -> dict:
+    """One line per event on stderr (the access lines are JSON with a request id).
+
+    Given to uvicorn as a dict so that every worker process configures itself the same way.
+    """
+    level = level.upper()
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"line": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "line",
+                                "stream": "ext://sys.stderr"}},
+        "loggers": {
+            "searchnasa": {"handlers": ["stderr"], "level": level, "propagate": False},
+            "uvicorn": {"handlers": ["stderr"], "level": level, "propagate": False},
+            "uvicorn.error": {"level": level},
+        },
+    }
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+    workers: int = typer.Option(1, "--workers", min=1, max=64,
+                                help="Worker processes, each reading the same index."),
+    log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Serve the search pages and the JSON API (stops gracefully on Ctrl-C or SIGTERM)."""
+    import uvicorn
+
+    if log_level.lower() not in ("debug", "info", "warning", "error"):
+        raise BadInput(f"unknown log level {log_level!r}")
+    settings = settings_for(home)
+    # Worker processes build their app from the environment, so pass the chosen home down.
+    os.environ["SEARCHNASA_HOME"] = str(settings.home)
+    logging.config.dictConfig(log_config(log_level))
+    if not settings.index_dir.exists():
+        err_console.print(f"[yellow]warning:[/yellow] no index under {settings.home}; "
+                          "run `searchnasa index` (pages answer 503 until then)", highlight=False)
+    err_console.print(f"serving {settings.home} on http://{host}:{port} ({workers} worker(s))",
+                      highlight=False)
+    uvicorn.run(
+        "searchnasa.web.app:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=False,  # our middleware logs each request once, with its request id
+        log_level=log_level.lower(),
+        log_config=log_config(log_level),
+        timeout_graceful_shutdown=30,
+        proxy_headers=False,
+        server_header=False,
+    )

@@ -1,0 +1,1 @@
+"""Measuring ranking quality against relevance judgments written by others (BEIR layout)."""

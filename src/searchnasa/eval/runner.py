@@ -1,0 +1,212 @@
+"""``searchnasa eval``: index a BEIR folder with the product's own pipeline and measure its ranking.
+
+The pipeline is the one users get, with no special path: BEIR documents become :class:`Record`
+objects, are upserted into a fresh store in a temporary home, indexed by ``build_index``, embedded
+by the vector store (through the shared embedding cache, so a rerun costs seconds) and searched
+through the search service in ``lexical``, ``semantic`` or ``hybrid`` mode. In ``related`` mode
+each query is treated as a paper and ranked by the related-papers algorithm.
+
+BEIR queries are natural-language text, not query syntax, so quote marks, colons and brackets are
+turned into spaces and upper-case AND/OR/NOT into lower case before searching (what a user pasting
+the same sentence would want); nothing else about a query is changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInput
+from ..records import Record
+from ..settings import Settings
+from ..store import StoredItem, open_store
+from .beir import BeirData, load_beir
+from .metrics import evaluate
+
+log = logging.getLogger(__name__)
+
+RETRIEVALS = ("lexical", "semantic", "hybrid")
+DEPTH = 100
+EVAL_SOURCE = "osti"  # Record ids need a source prefix; BEIR ids are kept as the source id.
+
+Progress = Callable[[str, int, int], None]
+
+
+def to_record(doc_id: str, title: str, text: str) -> Record:
+    """A BEIR document as a record (title may be empty: NPL documents have none)."""
+    return Record(id=f"{EVAL_SOURCE}:{doc_id}", source=EVAL_SOURCE, source_id=doc_id,
+                  title=title or "", abstract=text or None)
+
+
+def doc_id_of(record_id: str) -> str:
+    return record_id.split(":", 1)[1]
+
+
+_SYNTAX = re.compile(r"[\"“”:()\[\]{}]")
+_OPERATORS = re.compile(r"\b(AND|OR|NOT)\b")
+
+
+def as_plain_text(query: str) -> str:
+    """A natural-language query with query-syntax characters neutralized (see module docstring)."""
+    text = _SYNTAX.sub(" ", query)
+    text = _OPERATORS.sub(lambda m: m.group(1).lower(), text)
+    text = re.sub(r"(^|\s)[-+]+(?=\w)", r"\1", text)  # a leading '-' would mean NOT
+    return " ".join(text.split())
+
+
+def as_any_words(query: str) -> str:
+    """The query's words joined by OR: BEIR queries are sentences, ranked as a bag of words.
+
+    The product's query language reads plain words as AND (right for a few typed keywords, but a
+    ten-word claim would then match almost nothing); ``OR`` is how a user asks for any-word
+    matching in the same language, and BM25 still ranks documents with more of the words first.
+    The semantic side embeds the same words either way.
+    """
+    words = as_plain_text(query).split()
+    out, length = [], 0
+    for w in words:
+        if length + len(w) + 4 > 1000:
+            break
+        out.append(w)
+        length += len(w) + 4
+    return " OR ".join(out)
+
+
+@dataclass
+class EvalHome:
+    """A temporary home holding one BEIR corpus: store, lexical index and vectors."""
+
+    settings: Settings
+    data: BeirData
+    timings: dict[str, float] = field(default_factory=dict)
+    embed_report: Any = None
+
+
+def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Progress | None = None) -> EvalHome:
+    """Store, index and (when needed) embed a BEIR corpus through the product's own stages."""
+    from ..index import build_index
+
+    settings = Settings().with_home(home)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    store = open_store(settings.home)
+    items = [StoredItem(to_record(d.id, d.title, d.text), "beir", {"_id": d.id}) for d in data.corpus.values()]
+    for i in range(0, len(items), 2000):
+        store.upsert(items[i:i + 2000])
+    timings["store_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    build_index(store, settings.index_dir)
+    timings["index_s"] = time.perf_counter() - start
+    report = None
+    if need_vectors:
+        from ..semantic.cache import open_default_cache
+        from ..semantic.vectors import VectorStore
+
+        start = time.perf_counter()
+        cache = open_default_cache()
+        vstore = VectorStore(settings.vectors_dir)
+        total = store.count()
+        done = 0
+
+        def on_batch(n: int) -> None:
+            nonlocal done
+            done += n
+            if progress:
+                progress("embedding", done, total)
+
+        report = vstore.embed_pending(store.iter_records(vstore.checkpoint_seq), cache=cache,
+                                      batch_size=256, on_batch=on_batch)
+        vstore.close()
+        cache.close()
+        timings["embed_s"] = time.perf_counter() - start
+    store.close()
+    return EvalHome(settings=settings, data=data, timings=timings, embed_report=report)
+
+
+def make_service(settings: Settings, with_semantic: bool) -> Any:
+    """The product's search service over an eval home."""
+    from ..search.service import SearchService
+
+    semantic = None
+    if with_semantic:
+        from ..semantic.provider import SemanticProvider
+
+        semantic = SemanticProvider(settings.vectors_dir)
+    return SearchService(settings=settings, semantic=semantic)
+
+
+def run_search(service: Any, queries: dict[str, str], mode: str, depth: int = DEPTH,
+               progress: Progress | None = None) -> dict[str, list[str]]:
+    """Each query through ``service.search`` in ``mode``; the top ``depth`` BEIR doc ids."""
+    from ..search.models import SearchRequest
+
+    rankings: dict[str, list[str]] = {}
+    for n, (qid, text) in enumerate(queries.items(), 1):
+        request = SearchRequest(q=as_any_words(text), per_page=min(depth, 100), mode=mode)
+        response = service.search(request)
+        rankings[qid] = [doc_id_of(hit.id) for hit in response.results]
+        if progress:
+            progress(f"searching ({mode})", n, len(queries))
+    return rankings
+
+
+def run_related(service: Any, queries: dict[str, str], depth: int = DEPTH,
+                progress: Progress | None = None) -> dict[str, list[str]]:
+    """Each query as a seed paper (title + text), ranked by the related-papers algorithm."""
+    from ..search.related import Seed, parts_of, rank_related
+
+    parts = parts_of(service)
+    rankings: dict[str, list[str]] = {}
+    for n, (qid, text) in enumerate(queries.items(), 1):
+        ranked = rank_related(parts, [Seed(title="", abstract=text)], limit=depth, explain=False)
+        rankings[qid] = [doc_id_of(c.id) for c, _ in ranked]
+        if progress:
+            progress("related", n, len(queries))
+    return rankings
+
+
+def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = None,
+             progress: Progress | None = None, home: Path | None = None) -> dict[str, Any]:
+    """Load, index, embed, query and score; the result is what ``--json`` prints."""
+    if mode not in ("search", "related"):
+        raise BadInput("--mode must be search or related")
+    retrievals = retrievals or list(RETRIEVALS)
+    for r in retrievals:
+        if r not in RETRIEVALS:
+            raise BadInput(f"--retrieval must be one of {', '.join(RETRIEVALS)} or all")
+    data = load_beir(Path(folder))
+    if not data.queries:
+        raise BadInput(f"{folder}: no query has judgments in qrels/test.tsv")
+    need_vectors = mode == "related" or any(r != "lexical" for r in retrievals)
+    with tempfile.TemporaryDirectory(prefix="searchnasa-eval-") as tmp:
+        ehome = build_eval_home(data, Path(home or tmp), need_vectors, progress)
+        result: dict[str, Any] = {
+            "dataset": data.name, "mode": mode, "documents": len(data.corpus),
+            "queries": len(data.queries), "results": {}, "timings": dict(ehome.timings),
+        }
+        if ehome.embed_report is not None:
+            result["embedding"] = ehome.embed_report.summary()
+        service = make_service(ehome.settings, with_semantic=need_vectors)
+        try:
+            if mode == "related":
+                start = time.perf_counter()
+                rankings = run_related(service, data.queries, progress=progress)
+                result["timings"]["related_s"] = time.perf_counter() - start
+                result["results"]["related"] = evaluate(data.qrels, rankings)
+            else:
+                for r in retrievals:
+                    start = time.perf_counter()
+                    rankings = run_search(service, data.queries, r, progress=progress)
+                    result["timings"][f"{r}_s"] = time.perf_counter() - start
+                    result["results"][r] = evaluate(data.qrels, rankings)
+        finally:
+            close = getattr(service, "close", None)
+            if callable(close):
+                close()
+    return result

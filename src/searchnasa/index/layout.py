@@ -1,0 +1,84 @@
+"""Where index generations live on disk, and the pointer that says which one is live.
+
+``index_dir/CURRENT`` names the live generation folder (``gen-<n>``). An incremental build commits
+into the live generation (a Tantivy commit is atomic: readers see the old or the new state, never a
+mix). A full rebuild, or a schema change, writes a new generation beside it and then swaps
+``CURRENT`` with an atomic rename, so readers keep serving the previous index until the new one is
+complete.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import orjson
+
+CURRENT = "CURRENT"
+STATE = "searchnasa-state.json"
+GEN_PREFIX = "gen-"
+
+
+@dataclass
+class GenerationState:
+    """What a generation holds: written after each commit so the next build knows where to resume."""
+
+    schema_version: int
+    last_seq: int = 0
+    documents: int = 0
+
+
+def current_generation(index_dir: Path) -> Path | None:
+    """The live generation folder, or None when no index has been committed."""
+    pointer = Path(index_dir) / CURRENT
+    try:
+        name = pointer.read_text().strip()
+    except FileNotFoundError:
+        return None
+    path = Path(index_dir) / name
+    return path if name and path.is_dir() else None
+
+
+def new_generation(index_dir: Path) -> Path:
+    """A fresh, empty generation folder numbered after every existing one."""
+    index_dir = Path(index_dir)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    numbers = [int(p.name[len(GEN_PREFIX):]) for p in index_dir.glob(f"{GEN_PREFIX}*")
+               if p.name[len(GEN_PREFIX):].isdigit()]
+    path = index_dir / f"{GEN_PREFIX}{max(numbers, default=0) + 1}"
+    path.mkdir()
+    return path
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def publish(index_dir: Path, generation: Path) -> None:
+    """Make ``generation`` the live one (atomic rename), then drop all but it and its predecessor."""
+    index_dir = Path(index_dir)
+    previous = current_generation(index_dir)
+    _atomic_write(index_dir / CURRENT, generation.name.encode())
+    keep = {generation.name} | ({previous.name} if previous else set())
+    for path in index_dir.glob(f"{GEN_PREFIX}*"):
+        if path.name not in keep:
+            # readers that still hold files open keep them (POSIX), new readers open CURRENT
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def read_state(generation: Path) -> GenerationState | None:
+    try:
+        return GenerationState(**orjson.loads((generation / STATE).read_bytes()))
+    except (FileNotFoundError, ValueError, TypeError):
+        return None
+
+
+def write_state(generation: Path, state: GenerationState) -> None:
+    _atomic_write(generation / STATE, orjson.dumps(asdict(state)))

@@ -1,0 +1,70 @@
+"""A reader that always serves the latest committed index and never a half-built one.
+
+Each call to :meth:`IndexReader.searcher` checks (two ``stat`` calls) whether ``CURRENT`` points to
+a new generation or the live generation has a new commit, and reloads if so. A searcher is a
+consistent snapshot: a search that holds one is unaffected by commits made while it runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import tantivy
+
+from ..errors import IndexMissing
+from . import layout
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return -1
+
+
+class IndexReader:
+    """Opens the live generation lazily; reopens on a new generation, reloads on a new commit."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.index_dir = Path(index_dir)
+        self._lock = threading.Lock()
+        self._index: tantivy.Index | None = None
+        self._generation: Path | None = None
+        self._stamp: tuple[int, int] = (-2, -2)
+
+    def _current_stamp(self) -> tuple[int, int]:
+        gen = self._generation
+        meta = _mtime(gen / "meta.json") if gen is not None else -1
+        return _mtime(self.index_dir / layout.CURRENT), meta
+
+    def _refresh(self) -> None:
+        stamp = self._current_stamp()
+        if stamp == self._stamp and self._index is not None:
+            return
+        with self._lock:
+            generation = layout.current_generation(self.index_dir)
+            if generation is None:
+                raise IndexMissing(
+                    f"no search index at {self.index_dir}: run `searchnasa index` first")
+            if generation != self._generation or self._index is None:
+                index = tantivy.Index.open(str(generation))
+                index.config_reader(reload_policy="Manual")
+                self._index, self._generation = index, generation
+            else:
+                self._index.reload()
+            self._stamp = self._current_stamp()
+
+    @property
+    def index(self) -> tantivy.Index:
+        self._refresh()
+        assert self._index is not None
+        return self._index
+
+    def searcher(self) -> tantivy.Searcher:
+        """A consistent snapshot of the latest commit."""
+        return self.index.searcher()
+
+    @property
+    def generation(self) -> Path | None:
+        return self._generation

@@ -1,0 +1,145 @@
+"""Compile a parsed query tree and the request's filters into Tantivy queries.
+
+Built with ``tantivy.Query`` constructors (term, phrase, boolean, boost, range, term set), never
+by pasting strings into Tantivy's parser, so no user input can change the query's structure.
+Words are analyzed with the same analyzers the index used (:mod:`searchnasa.index.schema`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import tantivy
+
+from ..index.schema import BOOSTS, PLAIN_ANALYZER, STEM_ANALYZER
+from .query import IdSet, MatchAll, Node, Not, Or, Phrase, SourceIs, Term, YearRange, And
+
+Occur = tantivy.Occur
+Q = tantivy.Query
+
+# For bare words: (index field, analyzer, boost key)
+_WORD_FIELDS: dict[str | None, list[tuple[str, tantivy.TextAnalyzer, str]]] = {
+    None: [
+        ("title", STEM_ANALYZER, "title"),
+        ("abstract", STEM_ANALYZER, "abstract"),
+        ("subjects", STEM_ANALYZER, "subjects"),
+        ("keywords", STEM_ANALYZER, "keywords"),
+        ("organizations", STEM_ANALYZER, "organizations"),
+        ("authors", PLAIN_ANALYZER, "authors"),
+        ("identifiers", PLAIN_ANALYZER, "identifiers"),
+    ],
+    "title": [("title", STEM_ANALYZER, "title")],
+    "abstract": [("abstract", STEM_ANALYZER, "abstract")],
+    "subject": [("subjects", STEM_ANALYZER, "subjects"), ("keywords", STEM_ANALYZER, "keywords")],
+    "keyword": [("keywords", STEM_ANALYZER, "keywords")],
+    "author": [("authors", PLAIN_ANALYZER, "authors")],
+}
+# For quoted phrases: the unstemmed copies only, so "wind tunnels" does not match "wind tunnel".
+_PHRASE_FIELDS: dict[str | None, list[tuple[str, str]]] = {
+    None: [("title_exact", "title"), ("abstract_exact", "abstract"), ("subjects_exact", "subjects"),
+           ("keywords_exact", "keywords"), ("organizations_exact", "organizations"),
+           ("authors", "authors"), ("identifiers", "identifiers")],
+    "title": [("title_exact", "title")],
+    "abstract": [("abstract_exact", "abstract")],
+    "subject": [("subjects_exact", "subjects"), ("keywords_exact", "keywords")],
+    "keyword": [("keywords_exact", "keywords")],
+    "author": [("authors", "authors")],
+}
+# The fields a phrase may be found in: used by tests and snippets to check exactness.
+PHRASE_SEARCHED_FIELDS = ("title", "abstract", "subjects", "keywords", "organizations", "authors", "identifiers")
+
+
+def _tokens_query(schema: tantivy.Schema, field: str, tokens: Sequence[str]) -> tantivy.Query:
+    if len(tokens) == 1:
+        return Q.term_query(schema, field, tokens[0])
+    return Q.phrase_query(schema, field, list(tokens))
+
+
+def _any(queries: list[tantivy.Query]) -> tantivy.Query:
+    if not queries:
+        return Q.empty_query()
+    if len(queries) == 1:
+        return queries[0]
+    return Q.boolean_query([(Occur.Should, q) for q in queries])
+
+
+def _boosted(q: tantivy.Query, key: str) -> tantivy.Query:
+    boost = BOOSTS.get(key, 1.0)
+    return q if boost == 1.0 else Q.boost_query(q, boost)
+
+
+def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
+    """A word on each of its fields (summed BM25, title boosted); multi-token words as phrases."""
+    parts = []
+    for field, analyzer, key in _WORD_FIELDS[node.field]:
+        tokens = analyzer.analyze(node.text)
+        if tokens:
+            parts.append(_boosted(_tokens_query(schema, field, tokens), key))
+    return _any(parts)
+
+
+def phrase_query(schema: tantivy.Schema, node: Phrase) -> tantivy.Query:
+    tokens = PLAIN_ANALYZER.analyze(node.text)
+    if not tokens:
+        return Q.empty_query()
+    return _any([_boosted(_tokens_query(schema, field, tokens), key)
+                 for field, key in _PHRASE_FIELDS[node.field]])
+
+
+def year_query(schema: tantivy.Schema, lo: int | None, hi: int | None) -> tantivy.Query:
+    return Q.range_query(schema, "year", tantivy.FieldType.Integer, lo, hi)
+
+
+def compile_node(schema: tantivy.Schema, node: Node) -> tantivy.Query:
+    """The Tantivy query for a tree node."""
+    if isinstance(node, Term):
+        return term_query(schema, node)
+    if isinstance(node, Phrase):
+        return phrase_query(schema, node)
+    if isinstance(node, YearRange):
+        return Q.const_score_query(year_query(schema, node.lo, node.hi), 0.0)
+    if isinstance(node, SourceIs):
+        return Q.const_score_query(Q.term_query(schema, "source", node.source), 0.0)
+    if isinstance(node, IdSet):
+        return Q.term_set_query(schema, "id", list(node.ids))
+    if isinstance(node, MatchAll):
+        return Q.all_query()
+    if isinstance(node, Not):
+        return Q.boolean_query([(Occur.Must, Q.all_query()),
+                                (Occur.MustNot, compile_node(schema, node.child))])
+    if isinstance(node, And):
+        clauses = []
+        for child in node.children:
+            if isinstance(child, Not):
+                clauses.append((Occur.MustNot, compile_node(schema, child.child)))
+            else:
+                clauses.append((Occur.Must, compile_node(schema, child)))
+        if all(occ == Occur.MustNot for occ, _ in clauses):
+            clauses.append((Occur.Must, Q.all_query()))
+        return Q.boolean_query(clauses)
+    if isinstance(node, Or):
+        return Q.boolean_query([(Occur.Should, compile_node(schema, c)) for c in node.children])
+    raise TypeError(f"unknown query node {node!r}")
+
+
+def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_from: int | None = None,
+                   year_to: int | None = None, document_type: Iterable[str] = (),
+                   subject: Iterable[str] = (), organization: Iterable[str] = ()) -> list[tantivy.Query]:
+    """One scoring-neutral query per active filter (values within a filter are ORed)."""
+    out: list[tantivy.Query] = []
+    if source:
+        out.append(Q.term_query(schema, "source", source))
+    if year_from is not None or year_to is not None:
+        out.append(year_query(schema, year_from, year_to))
+    for field, values in (("document_type", document_type), ("subject_value", subject),
+                          ("organization_value", organization)):
+        values = [v for v in values if v]
+        if values:
+            out.append(Q.term_set_query(schema, field, values))
+    return [Q.const_score_query(q, 0.0) for q in out]
+
+
+def with_filters(main: tantivy.Query, filters: list[tantivy.Query]) -> tantivy.Query:
+    if not filters:
+        return main
+    return Q.boolean_query([(Occur.Must, main)] + [(Occur.Must, f) for f in filters])

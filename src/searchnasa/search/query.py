@@ -1,0 +1,474 @@
+"""The query language, parsed into a tree (never string-pasted into Tantivy's own parser).
+
+Grammar (loosest first)::
+
+    query   := group+                       # implicit AND; an explicit "AND" is accepted
+    group   := unary ("OR" unary)*          # OR binds tighter: ``jet OR rocket engine``
+    unary   := ("NOT" | "-") unary | primary
+    primary := "(" query ")" | PHRASE | WORD | FIELD ":" (WORD | PHRASE | "(" query ")")
+
+Fields: ``title:``, ``author:``, ``subject:``, ``abstract:``, ``keyword:``, ``year:1990-2005``
+(also ``year:1990``, ``year:1990-``, ``year:-2005``) and ``source:ntrs|osti``.
+
+Nothing a user types makes parsing fail: an unclosed quote runs to the end, an unclosed
+parenthesis closes at the end, a stray ``)``/``OR``/``NOT`` or an empty ``title:`` is dropped, an
+unknown ``field:`` is read as words. Each repair adds a human sentence to ``notices`` and the
+tree's :func:`describe` says how the query was read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Union
+
+# -- the tree -----------------------------------------------------------------------------------
+
+TEXT_FIELDS = ("title", "author", "subject", "abstract", "keyword")
+FIELD_ALIASES = {
+    "title": "title", "ti": "title",
+    "author": "author", "authors": "author", "au": "author",
+    "subject": "subject", "subjects": "subject",
+    "abstract": "abstract", "ab": "abstract",
+    "keyword": "keyword", "keywords": "keyword", "kw": "keyword",
+    "year": "year", "years": "year",
+    "source": "source",
+}
+SOURCE_ALIASES = {"ntrs": "ntrs", "nasa": "ntrs", "osti": "osti", "doe": "osti"}
+SOURCE_NAMES = {"ntrs": "NASA NTRS", "osti": "DOE OSTI"}
+
+
+@dataclass(frozen=True)
+class Term:
+    """A bare word: stemmed, on every text field (or one field)."""
+
+    text: str
+    field: str | None = None
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A quoted phrase: exact words in order, unstemmed."""
+
+    text: str
+    field: str | None = None
+
+
+@dataclass(frozen=True)
+class YearRange:
+    lo: int | None
+    hi: int | None
+
+
+@dataclass(frozen=True)
+class SourceIs:
+    source: str
+
+
+@dataclass(frozen=True)
+class IdSet:
+    """Records by id (identifier lookups)."""
+
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MatchAll:
+    pass
+
+
+@dataclass(frozen=True)
+class Not:
+    child: "Node"
+
+
+@dataclass(frozen=True)
+class And:
+    children: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    children: tuple["Node", ...]
+
+
+Node = Union[Term, Phrase, YearRange, SourceIs, IdSet, MatchAll, Not, And, Or]
+
+
+@dataclass
+class ParsedQuery:
+    """The tree plus what the parser had to repair, in words a user can read."""
+
+    raw: str
+    tree: Node
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def interpreted(self) -> str:
+        return describe(self.tree)
+
+
+# -- lexing -------------------------------------------------------------------------------------
+
+@dataclass
+class _Tok:
+    kind: str  # WORD PHRASE LPAREN RPAREN OR AND NOT MINUS FIELD
+    value: str = ""
+    pos: int = 0
+
+
+_FIELD_RE = re.compile(r"^([A-Za-z]+):(.*)$", re.S)
+_BREAK = set(' \t\r\n()"')
+
+
+def _lex(text: str, notices: list[str]) -> list[_Tok]:
+    toks: list[_Tok] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch.isspace():
+            i += 1
+        elif ch == "(":
+            toks.append(_Tok("LPAREN", pos=i))
+            i += 1
+        elif ch == ")":
+            toks.append(_Tok("RPAREN", pos=i))
+            i += 1
+        elif ch == '"' or ch == "\u201c" or ch == "\u201d":
+            end = _find_quote(text, i + 1)
+            if end < 0:
+                notices.append("Added the missing closing quote.")
+                toks.append(_Tok("PHRASE", text[i + 1:], i))
+                i = n
+            else:
+                toks.append(_Tok("PHRASE", text[i + 1:end], i))
+                i = end + 1
+        elif ch == "-" and i + 1 < n and not text[i + 1].isspace() and text[i + 1] != "-" and (
+                not toks or toks[-1].kind != "FIELD" or toks[-1].pos + len(toks[-1].value) + 1 != i):
+            toks.append(_Tok("MINUS", pos=i))
+            i += 1
+        else:
+            j = i
+            while j < n and text[j] not in _BREAK and text[j] not in "\u201c\u201d":
+                j += 1
+            word = text[i:j]
+            m = _FIELD_RE.match(word)
+            if m:
+                toks.append(_Tok("FIELD", m.group(1), i))
+                if m.group(2):
+                    toks.append(_Tok("WORD", m.group(2), i + len(m.group(1)) + 1))
+            elif word == "OR" or word == "||":
+                toks.append(_Tok("OR", pos=i))
+            elif word == "AND" or word == "&&":
+                toks.append(_Tok("AND", pos=i))
+            elif word == "NOT":
+                toks.append(_Tok("NOT", pos=i))
+            else:
+                toks.append(_Tok("WORD", word, i))
+            i = j
+    return toks
+
+
+def _find_quote(text: str, start: int) -> int:
+    for k in range(start, len(text)):
+        if text[k] in '"\u201c\u201d':
+            return k
+    return -1
+
+
+# -- parsing ------------------------------------------------------------------------------------
+
+class _Parser:
+    def __init__(self, toks: list[_Tok], notices: list[str]) -> None:
+        self.toks = toks
+        self.i = 0
+        self.depth = 0
+        self.notices = notices
+
+    def peek(self) -> _Tok | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self) -> _Tok:
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def note(self, message: str) -> None:
+        if message not in self.notices:
+            self.notices.append(message)
+
+    def parse(self) -> Node | None:
+        node = self.or_expr(None)
+        while self.peek() is not None:  # only a stray ")" stops or_expr early at top level
+            self.take()
+            self.note("Ignored an unmatched closing parenthesis.")
+            more = self.or_expr(None)
+            node = _and([n for n in (node, more) if n is not None])
+        return node
+
+    def or_expr(self, fld: str | None) -> Node | None:
+        """A whole (sub)query: OR-groups joined by implicit AND, up to ``)`` or the end."""
+        parts: list[Node] = []
+        while True:
+            tok = self.peek()
+            if tok is None or tok.kind == "RPAREN":
+                break
+            if tok.kind == "AND":
+                self.take()
+                if not parts:
+                    self.note("Ignored “AND” with nothing before it.")
+                continue
+            if tok.kind == "OR":
+                self.take()
+                self.note("Ignored “OR” with nothing before it.")
+                continue
+            node = self.or_group(fld)
+            if node is not None:
+                parts.append(node)
+        if not parts:
+            return None
+        return _and(parts)
+
+    def or_group(self, fld: str | None) -> Node | None:
+        """``a OR b OR c``: OR binds tighter than the implicit AND (``jet OR rocket engine``)."""
+        alternatives: list[Node] = []
+        node = self.unary(fld)
+        if node is not None:
+            alternatives.append(node)
+        while True:
+            tok = self.peek()
+            if tok is None or tok.kind != "OR":
+                break
+            self.take()
+            nxt = self.peek()
+            if nxt is None or nxt.kind in ("OR", "RPAREN", "AND"):
+                self.note("Ignored “OR” with nothing after it.")
+                continue
+            node = self.unary(fld)
+            if node is not None:
+                alternatives.append(node)
+        if not alternatives:
+            return None
+        flat: list[Node] = []
+        for alt in alternatives:
+            flat.extend(alt.children if isinstance(alt, Or) else (alt,))
+        return flat[0] if len(flat) == 1 else Or(tuple(flat))
+
+    def unary(self, fld: str | None) -> Node | None:
+        tok = self.take()
+        if tok.kind in ("NOT", "MINUS"):
+            nxt = self.peek()
+            if nxt is None or nxt.kind in ("OR", "RPAREN", "AND"):
+                self.note("Ignored “NOT” with nothing after it." if tok.kind == "NOT"
+                          else "Ignored a lone “-”.")
+                return None
+            child = self.unary(fld)
+            if child is None:
+                return None
+            if isinstance(child, Not):  # NOT NOT x reads as x
+                return child.child
+            return Not(child)
+        if tok.kind == "LPAREN":
+            self.depth += 1
+            inner = self.or_expr(fld)
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == "RPAREN":
+                self.take()
+            else:
+                self.note("Added the missing closing parenthesis.")
+            self.depth -= 1
+            return inner
+        if tok.kind == "RPAREN":  # defensive: callers stop before ")"
+            self.note("Ignored an unmatched closing parenthesis.")
+            return None
+        if tok.kind == "PHRASE":
+            return _phrase(tok.value, fld, self)
+        if tok.kind == "FIELD":
+            return self.fielded(tok, fld)
+        if tok.kind in ("OR", "AND"):
+            return None
+        return _word(tok.value, fld, self)
+
+    def fielded(self, tok: _Tok, outer: str | None) -> Node | None:
+        name = FIELD_ALIASES.get(tok.value.lower())
+        nxt = self.peek()
+        attached = nxt is not None and nxt.pos == tok.pos + len(tok.value) + 1 and nxt.kind in (
+            "WORD", "PHRASE", "LPAREN")
+        if name is None:
+            self.note(f"Unknown field “{tok.value}:”; read it as words.")
+            if attached and nxt is not None and nxt.kind == "WORD":
+                self.take()
+                return _word(f"{tok.value} {nxt.value}", outer, self)
+            return _word(tok.value, outer, self)
+        if not attached:
+            self.note(f"Ignored “{tok.value}:” with nothing after it.")
+            return None
+        value_tok = self.take()
+        if name == "year":
+            text = value_tok.value if value_tok.kind != "LPAREN" else self._skip_group()
+            return _year(text, self)
+        if name == "source":
+            text = value_tok.value if value_tok.kind != "LPAREN" else self._skip_group()
+            src = SOURCE_ALIASES.get(text.strip().lower())
+            if src is None:
+                self.note(f"Unknown source “{text}”; use source:ntrs or source:osti. Ignored it.")
+                return None
+            return SourceIs(src)
+        if value_tok.kind == "PHRASE":
+            return _phrase(value_tok.value, name, self)
+        if value_tok.kind == "LPAREN":
+            self.depth += 1
+            inner = self.or_expr(name)
+            if self.peek() is not None and self.peek().kind == "RPAREN":  # type: ignore[union-attr]
+                self.take()
+            else:
+                self.note("Added the missing closing parenthesis.")
+            self.depth -= 1
+            return inner
+        return _word(value_tok.value, name, self)
+
+    def _skip_group(self) -> str:
+        words: list[str] = []
+        while self.peek() is not None and self.peek().kind != "RPAREN":  # type: ignore[union-attr]
+            words.append(self.take().value)
+        if self.peek() is not None:
+            self.take()
+        return " ".join(words)
+
+
+def _and(parts: list[Node]) -> Node:
+    flat: list[Node] = []
+    for part in parts:
+        flat.extend(part.children if isinstance(part, And) else (part,))
+    return flat[0] if len(flat) == 1 else And(tuple(flat))
+
+
+_WORDISH = re.compile(r"\w", re.U)
+
+
+def _word(text: str, fld: str | None, parser: _Parser) -> Node | None:
+    text = text.strip()
+    if not _WORDISH.search(text):
+        if text:
+            parser.note(f"Ignored “{text}” (no letters or digits).")
+        return None
+    return Term(text, fld)
+
+
+def _phrase(text: str, fld: str | None, parser: _Parser) -> Node | None:
+    text = " ".join(text.split())
+    if not _WORDISH.search(text):
+        parser.note("Ignored an empty quoted phrase.")
+        return None
+    return Phrase(text, fld)
+
+
+_YEAR_RE = re.compile(r"^\s*(\d{4})?\s*(?:(-|–|\.\.|to)\s*(\d{4})?)?\s*$")
+
+
+def _year(text: str, parser: _Parser) -> Node | None:
+    m = _YEAR_RE.match(text)
+    if not m or not (m.group(1) or m.group(3)):
+        parser.note(f"Could not read “year:{text}” as a year or range (e.g. year:1990-2005). Ignored it.")
+        return None
+    lo = int(m.group(1)) if m.group(1) else None
+    hi = int(m.group(3)) if m.group(3) else (lo if not m.group(2) else None)
+    if lo is not None and hi is not None and lo > hi:
+        lo, hi = hi, lo
+        parser.note(f"Read the year range backwards as {lo}–{hi}.")
+    return YearRange(lo, hi)
+
+
+def parse(text: str) -> ParsedQuery:
+    """Parse ``text``; never raises. An empty query becomes :class:`MatchAll`."""
+    notices: list[str] = []
+    toks = _lex(text or "", notices)
+    tree = _Parser(toks, notices).parse() if toks else None
+    if tree is None:
+        if (text or "").strip() and not notices:
+            notices.append("Nothing searchable in the query; showing all records.")
+        tree = MatchAll()
+    elif isinstance(tree, Not) or (isinstance(tree, And) and all(isinstance(c, Not) for c in tree.children)):
+        notices.append("Only exclusions given: showing all records except those.")
+    return ParsedQuery(text or "", tree, notices)
+
+
+# -- reading a tree back ------------------------------------------------------------------------
+
+_FIELD_LABELS = {"title": "title", "author": "author", "subject": "subject", "abstract": "abstract",
+                 "keyword": "keyword"}
+
+
+def describe(node: Node, top: bool = True) -> str:
+    """A compact, readable rendering: ``“wind tunnel” AND (jet OR rocket) AND NOT noise``."""
+    if isinstance(node, MatchAll):
+        return "all records"
+    if isinstance(node, Term):
+        return f"{node.field}:{node.text}" if node.field else node.text
+    if isinstance(node, Phrase):
+        quoted = f"“{node.text}”"
+        return f"{node.field}:{quoted}" if node.field else quoted
+    if isinstance(node, YearRange):
+        if node.lo is not None and node.hi is not None:
+            return f"year {node.lo}" if node.lo == node.hi else f"years {node.lo}–{node.hi}"
+        return f"year ≥ {node.lo}" if node.lo is not None else f"year ≤ {node.hi}"
+    if isinstance(node, SourceIs):
+        return f"source {SOURCE_NAMES[node.source]}"
+    if isinstance(node, IdSet):
+        return "identifier " + ", ".join(node.ids)
+    if isinstance(node, Not):
+        return "NOT " + describe(node.child, top=False)
+    if isinstance(node, And):
+        text = " AND ".join(describe(c, top=False) for c in node.children)
+        return text if top else f"({text})"
+    if isinstance(node, Or):
+        text = " OR ".join(describe(c, top=False) for c in node.children)
+        return text if top else f"({text})"
+    raise TypeError(node)
+
+
+# -- strict / loose split (hybrid retrieval) ----------------------------------------------------
+
+def is_strict(node: Node) -> bool:
+    """Strict parts must hold for every result: phrases, field clauses, exclusions, ids."""
+    if isinstance(node, Term):
+        return node.field is not None
+    if isinstance(node, (Phrase, YearRange, SourceIs, IdSet, Not)):
+        return True
+    if isinstance(node, Or):
+        return all(is_strict(c) for c in node.children)
+    if isinstance(node, And):
+        return all(is_strict(c) for c in node.children)
+    return False  # MatchAll
+
+
+def strict_part(node: Node) -> Node | None:
+    """The sub-tree a semantic candidate must satisfy; None when nothing is strict."""
+    if isinstance(node, And):
+        parts = [strict_part(c) for c in node.children]
+        kept = [p for p in parts if p is not None]
+        if not kept:
+            return None
+        return kept[0] if len(kept) == 1 else And(tuple(kept))
+    return node if is_strict(node) else None
+
+
+def has_loose(node: Node) -> bool:
+    """Whether the query holds any bare words a semantic model could interpret."""
+    if isinstance(node, Term):
+        return node.field is None
+    if isinstance(node, (And, Or)):
+        return any(has_loose(c) for c in node.children)
+    return False
+
+
+def positive_texts(node: Node) -> list[str]:
+    """The words and phrases a user asked for (not excluded): the text a semantic model embeds."""
+    if isinstance(node, (Term, Phrase)):
+        return [node.text]
+    if isinstance(node, (And, Or)):
+        out: list[str] = []
+        for child in node.children:
+            out.extend(positive_texts(child))
+        return out
+    return []

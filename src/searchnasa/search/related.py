@@ -1,0 +1,450 @@
+"""Related papers: "more like this one" (or these, and less like that), with reasons a user can read.
+
+Candidates come from two places and are fused:
+
+- **lexical more-like-this**: the seeds' most distinctive terms (tf x idf over title, abstract and
+  keywords, common words dropped) run as one weighted query on the Tantivy index;
+- **semantic neighbours**: the nearest vectors to the seeds' mean embedding (when the records
+  have been embedded; without vectors the lexical half works alone).
+
+Each candidate's score is a weighted sum of its cosine to the seeds and its normalized lexical
+score, plus small boosts for a shared subject category, organization or report series, minus its
+similarity to the negative seeds. The record itself and its exact duplicates (same DOI, or same
+title with near-identical text) are never listed. Reasons name what was measured:
+"similar abstract 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import tantivy
+
+from ..errors import BadInput, NotFound
+from ..index.schema import plain_tokens, stem_tokens
+from ..records import SOURCE_LABELS, Record
+from .models import RelatedItem
+
+MAX_SEEDS = 20
+MAX_LIMIT = 100
+ABSTRACT_PREVIEW_CHARS = 300
+
+# Tuning (chosen on the sample's proxies and the SciFact related-mode run; see bench/README.md).
+MLT_TERMS = 30            # distinctive terms per query
+MLT_MAX_DF_RATIO = 0.25   # terms in more than this share of documents say nothing
+CANDIDATES = 200          # taken from each of the lexical and the semantic lists
+W_SEMANTIC = 0.65
+W_LEXICAL = 0.35
+BOOST_SUBJECT = 0.04      # per shared subject category, at most two counted
+BOOST_ORGANIZATION = 0.02
+BOOST_SERIES = 0.03
+NEGATIVE_WEIGHT = 0.5
+DUPLICATE_COSINE = 0.985
+MIN_EXPLAIN_WEIGHT = 1.5  # a shared word this common is not worth showing as a reason
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had has
+    have having he her here hers herself him himself his how i if in into is it its itself just me more
+    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves et al using used use based results result study paper
+    report present presented show shown shows two one three new may also however within well data
+    method methods given obtained work used various thus found first although among upon via suggest
+    suggests discussed discuss discusses simple described describes include including presents""".split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
+
+
+class SemanticNeighbours(Protocol):
+    """What related papers need from the semantic side (the semantic provider satisfies it)."""
+
+    def available(self) -> bool: ...
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]: ...
+
+    def embed_text(self, text: str) -> np.ndarray: ...
+
+
+@dataclass
+class Seed:
+    """A paper to find relatives of: a stored record, or free text (a BEIR query paper)."""
+
+    title: str
+    abstract: str
+    record: Record | None = None
+    vector: np.ndarray | None = None
+
+    @property
+    def id(self) -> str | None:
+        return self.record.id if self.record else None
+
+    @classmethod
+    def of(cls, record: Record) -> "Seed":
+        return cls(title=record.title, abstract=record.abstract or "", record=record)
+
+
+@dataclass
+class Candidate:
+    id: str
+    lexical: float = 0.0
+    cosine: float | None = None
+    negative: float = 0.0
+    boost: float = 0.0
+    score: float = 0.0
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RelatedParts:
+    """The pieces of a search service that related papers use."""
+
+    store: Any
+    searcher_fn: Any  # () -> tantivy.Searcher
+    schema: tantivy.Schema
+    semantic: SemanticNeighbours | None = None
+
+
+# -- reaching into the service -----------------------------------------------------------------
+def parts_of(service: Any) -> RelatedParts:
+    """Find the store, index and semantic provider on a search service (or a RelatedParts)."""
+    if isinstance(service, RelatedParts):
+        return service
+    store = getattr(service, "store", None)
+    reader = None
+    for name in ("reader", "index_reader", "_reader"):
+        reader = getattr(service, name, None)
+        if reader is not None:
+            break
+    if reader is None:
+        from ..index.reader import IndexReader
+
+        settings = getattr(service, "settings", None)
+        if settings is None:
+            raise TypeError("find_related needs a service with .store and .reader (or .settings)")
+        reader = IndexReader(settings.index_dir)
+    semantic = None
+    for name in ("semantic", "semantic_provider", "provider"):
+        semantic = getattr(service, name, None)
+        if semantic is not None:
+            break
+    if store is None:
+        raise TypeError("find_related needs a service with a .store")
+    return RelatedParts(store=store, searcher_fn=reader.searcher, schema=reader.index.schema,
+                        semantic=semantic)
+
+
+def _semantic_ready(parts: RelatedParts) -> bool:
+    sem = parts.semantic
+    return bool(sem is not None and hasattr(sem, "nearest") and sem.available())
+
+
+# -- terms -------------------------------------------------------------------------------------
+def _distinctive_terms(seeds: Sequence[Seed], searcher: tantivy.Searcher, n_docs: int,
+                       limit: int = MLT_TERMS) -> dict[str, float]:
+    """Stemmed term -> weight (saturated tf x BM25 idf), title words counted twice."""
+    tf: Counter[str] = Counter()
+    for seed in seeds:
+        extra = " ".join(seed.record.keywords) if seed.record else ""
+        for text, times in ((seed.title, 2), (seed.abstract, 1), (extra, 1)):
+            for word in _WORD.findall(text or ""):
+                if len(word) < 3 or word.lower() in STOPWORDS:
+                    continue
+                for tok in stem_tokens(word):
+                    tf[tok] += times
+    weights: dict[str, float] = {}
+    for term, count in tf.items():
+        df = max(searcher.doc_freq("abstract", term), searcher.doc_freq("title", term))
+        if df == 0 or df > MLT_MAX_DF_RATIO * n_docs:
+            continue
+        idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+        weights[term] = idf * (count / (count + 1.2))
+    top = sorted(weights.items(), key=lambda kv: -kv[1])[:limit]
+    return dict(top)
+
+
+def _lexical_candidates(parts: RelatedParts, seeds: Sequence[Seed], k: int) -> dict[str, float]:
+    searcher = parts.searcher_fn()
+    n_docs = max(1, searcher.num_docs)
+    terms = _distinctive_terms(seeds, searcher, n_docs)
+    if not terms:
+        return {}
+    clauses = []
+    for term, weight in terms.items():
+        for fname, fboost in (("title", 1.5), ("abstract", 1.0)):
+            q = tantivy.Query.term_query(parts.schema, fname, term)
+            clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, weight * fboost)))
+    query = tantivy.Query.boolean_query(clauses)
+    result = searcher.search(query, limit=k, count=False)
+    out: dict[str, float] = {}
+    for score, addr in result.hits:
+        rid = searcher.doc(addr).get_first("id")
+        if rid:
+            out[rid] = float(score)
+    return out
+
+
+def _surface_words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text or "")]
+
+
+def _shared_terms(seeds: Sequence[Seed], other: Record, idf_of: dict[str, float], n: int = 3) -> list[str]:
+    """The most distinctive words and two-word phrases a candidate shares with the seeds."""
+    seed_words = [w for s in seeds for w in _surface_words(f"{s.title} . {s.abstract}")]
+    cand_words = _surface_words(f"{other.title} . {other.abstract or ''}")
+
+    def key(w: str) -> str:
+        toks = stem_tokens(w)
+        return toks[0] if toks else w
+
+    def bigrams(words: list[str]) -> dict[tuple[str, str], str]:
+        out = {}
+        for a, b in zip(words, words[1:]):
+            if a in STOPWORDS or b in STOPWORDS or len(a) < 3 or len(b) < 3:
+                continue
+            out.setdefault((key(a), key(b)), f"{a} {b}")
+        return out
+
+    seed_bi, cand_bi = bigrams(seed_words), bigrams(cand_words)
+    shared_bi = [(idf_of.get(k[0], 0) + idf_of.get(k[1], 0), seed_bi[k], k) for k in seed_bi if k in cand_bi]
+    shared_bi.sort(key=lambda t: -t[0])
+    chosen: list[str] = []
+    used: set[str] = set()
+    for weight, phrase, k in shared_bi:
+        if weight <= 0 or len(chosen) >= n:
+            break
+        chosen.append(phrase)
+        used.update(k)
+    if len(chosen) < n:
+        cand_keys = {key(w) for w in cand_words if w not in STOPWORDS and len(w) > 2}
+        singles: dict[str, str] = {}
+        for w in seed_words:
+            if w in STOPWORDS or len(w) < 3:
+                continue
+            k = key(w)
+            if k in cand_keys and k not in used and idf_of.get(k, 0) >= MIN_EXPLAIN_WEIGHT:
+                singles.setdefault(k, w)
+        for k, w in sorted(singles.items(), key=lambda kv: -idf_of[kv[0]]):
+            if len(chosen) >= n:
+                break
+            chosen.append(w)
+    return chosen
+
+
+# -- duplicates and boosts ---------------------------------------------------------------------
+def _norm_title(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", (title or "").lower()).strip()
+
+
+def is_duplicate(a: Record, b: Record, cosine: float | None = None) -> bool:
+    """The same work stored twice (across sources, or twice in one): never 'related' to itself."""
+    if a.id == b.id:
+        return True
+    if a.identifiers.doi and a.identifiers.doi == b.identifiers.doi:
+        return True
+    ta, tb = _norm_title(a.title), _norm_title(b.title)
+    if ta and ta == tb and len(ta) >= 12:
+        if not a.abstract or not b.abstract or _norm_title(a.abstract)[:200] == _norm_title(b.abstract)[:200]:
+            return True
+        if cosine is not None and cosine >= 0.95:
+            return True
+    return cosine is not None and cosine >= DUPLICATE_COSINE
+
+
+def report_series(record: Record) -> set[str]:
+    """Report-number prefixes such as ``NASA-TM`` or ``SAND``: a series a reader follows."""
+    out = set()
+    for num in record.identifiers.report_numbers:
+        m = re.match(r"([A-Za-z]+(?:[-/ ][A-Za-z]+)*)", num.strip())
+        if m and len(m.group(1)) >= 3:
+            out.add(m.group(1).upper().replace(" ", "-"))
+    return out
+
+
+def _orgs(record: Record) -> set[str]:
+    return {o.name for o in record.organizations if o.role in ("center", "research", "sponsor")}
+
+
+def _apply_boosts(c: Candidate, seeds: Sequence[Seed], rec: Record, common: set[str]) -> None:
+    """Shared subject, organization or series; ``common`` holds organizations too frequent to mean much."""
+    seed_recs = [s.record for s in seeds if s.record]
+    subjects = [s for s in dict.fromkeys(rec.subjects) if any(s in r.subjects for r in seed_recs)]
+    if subjects:
+        c.boost += BOOST_SUBJECT * min(2, len(subjects))
+        c.reasons.append("same subject: " + ", ".join(subjects[:2]))
+    orgs = sorted(o for o in _orgs(rec) if o not in common and any(o in _orgs(r) for r in seed_recs))
+    if orgs:
+        c.boost += BOOST_ORGANIZATION
+        c.reasons.append("same organization: " + orgs[0])
+    series = sorted(report_series(rec) & set().union(*(report_series(r) for r in seed_recs))) if seed_recs else []
+    if series:
+        c.boost += BOOST_SERIES
+        c.reasons.append("same report series: " + series[0])
+
+
+COMMON_ORG_RATIO = 0.05
+
+
+def _common_organizations(parts: RelatedParts, seeds: Sequence[Seed]) -> set[str]:
+    """Seed organizations shared by more than 5% of the collection (e.g. a catalogue's umbrella)."""
+    searcher = parts.searcher_fn()
+    n_docs = max(1, searcher.num_docs)
+    orgs = set().union(*(_orgs(s.record) for s in seeds if s.record)) if seeds else set()
+    return {o for o in orgs if searcher.doc_freq("organization_value", o) > COMMON_ORG_RATIO * n_docs}
+
+
+# -- the algorithm -----------------------------------------------------------------------------
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v
+
+
+def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[Seed] = (),
+                 limit: int = 20, explain: bool = True) -> list[tuple[Candidate, Record]]:
+    """Rank candidates for ``seeds`` (records or free text); the core of :func:`find_related`."""
+    exclude = {s.id for s in seeds if s.id} | {s.id for s in negatives if s.id}
+    semantic_on = _semantic_ready(parts)
+    centroid = neg_centroid = None
+    if semantic_on:
+        sem = parts.semantic
+        need = [s.id for s in (*seeds, *negatives) if s.id and s.vector is None]
+        have = sem.vectors_for(need) if need else {}
+        for s in (*seeds, *negatives):
+            if s.vector is None:
+                # a record not embedded yet (or free text) is embedded now: one short model call
+                s.vector = have.get(s.id) if s.id else None
+                if s.vector is None and (s.title or s.abstract):
+                    s.vector = sem.embed_text(f"{s.title}\n{s.abstract}".strip())
+        seed_vecs = [s.vector for s in seeds if s.vector is not None]
+        if seed_vecs:
+            centroid = _unit(np.mean(seed_vecs, axis=0))
+        neg_vecs = [s.vector for s in negatives if s.vector is not None]
+        if neg_vecs:
+            neg_centroid = _unit(np.mean(neg_vecs, axis=0))
+
+    cands: dict[str, Candidate] = {}
+    lexical = _lexical_candidates(parts, seeds, CANDIDATES)
+    top_lex = max(lexical.values(), default=0.0)
+    for rid, score in lexical.items():
+        cands[rid] = Candidate(rid, lexical=score / top_lex if top_lex else 0.0)
+    if negatives:
+        for rid, score in _lexical_candidates(parts, negatives, CANDIDATES).items():
+            if rid in cands:
+                cands[rid].negative = max(cands[rid].negative, score / top_lex if top_lex else 0.0)
+    if centroid is not None:
+        query = centroid - NEGATIVE_WEIGHT * 0.5 * neg_centroid if neg_centroid is not None else centroid
+        for rid, _sim in parts.semantic.nearest(_unit(query), CANDIDATES + len(exclude)):
+            cands.setdefault(rid, Candidate(rid))
+        vecs = parts.semantic.vectors_for(list(cands))
+        for rid, c in cands.items():
+            v = vecs.get(rid)
+            if v is not None:
+                c.cosine = float(np.dot(v, centroid))
+                if neg_centroid is not None:
+                    c.negative = max(c.negative, float(np.dot(v, neg_centroid)))
+    for rid in exclude:
+        cands.pop(rid, None)
+
+    for c in cands.values():
+        if c.cosine is not None:
+            c.score = W_SEMANTIC * c.cosine + W_LEXICAL * c.lexical
+        else:
+            c.score = W_LEXICAL * c.lexical if centroid is not None else c.lexical
+        c.score -= NEGATIVE_WEIGHT * c.negative
+    ordered = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+    # Boosts and duplicate checks need whole records: look at a margin beyond the limit.
+    pool = ordered[: max(limit * 3, 60)]
+    records = parts.store.get_many([c.id for c in pool])
+    common = _common_organizations(parts, seeds)
+    seed_records = [s.record for s in seeds if s.record]
+    negative_records = [s.record for s in negatives if s.record]
+    kept: list[tuple[Candidate, Record]] = []
+    for c in pool:
+        rec = records.get(c.id)
+        if rec is None:
+            continue
+        cosine = c.cosine if len(seeds) == 1 else None  # with one seed the centroid is the seed
+        if any(is_duplicate(sr, rec, cosine) for sr in seed_records):
+            continue
+        if any(is_duplicate(nr, rec) for nr in negative_records):
+            continue
+        _apply_boosts(c, seeds, rec, common)
+        c.score += c.boost
+        kept.append((c, rec))
+    kept.sort(key=lambda cr: (-cr[0].score, cr[0].id))
+    kept = kept[:limit]
+    if explain:
+        searcher = parts.searcher_fn()
+        n_docs = max(1, searcher.num_docs)
+        idf_of = _distinctive_terms(seeds, searcher, n_docs, limit=200)
+        for c, rec in kept:
+            head = []
+            if c.cosine is not None:
+                head.append(f"similar abstract {c.cosine:.2f}")
+            terms = _shared_terms(seeds, rec, idf_of)
+            tail = [f"shared terms: {', '.join(terms)}"] if terms else []
+            c.reasons = head + c.reasons + tail
+            if not c.reasons:
+                c.reasons = ["similar wording"]
+    return kept
+
+
+def _truncate(text: str | None, n: int = ABSTRACT_PREVIEW_CHARS) -> str:
+    if not text:
+        return ""
+    if len(text) <= n:
+        return text
+    cut = text[:n].rsplit(" ", 1)[0]
+    return cut.rstrip(" ,.;:") + "…"
+
+
+def _date_label(rec: Record) -> str:
+    if rec.date is None:
+        return "date not supplied"
+    return f"{rec.date.kind} {rec.date.value}"
+
+
+def to_item(c: Candidate, rec: Record) -> RelatedItem:
+    return RelatedItem(
+        id=rec.id, source=rec.source, source_label=SOURCE_LABELS[rec.source], title=rec.title,
+        abstract=rec.abstract, abstract_truncated=_truncate(rec.abstract), year=rec.year,
+        date_label=_date_label(rec), url=rec.url, score=round(c.score, 4), reasons=c.reasons,
+    )
+
+
+def _load(store: Any, ids: Iterable[str], what: str) -> list[Record]:
+    ids = [i.strip() for i in ids if i and i.strip()]
+    found = store.get_many(ids) if ids else {}
+    missing = [i for i in ids if i not in found]
+    if missing:
+        raise NotFound(f"no record with id {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+    return [found[i] for i in dict.fromkeys(ids)]
+
+
+def find_related(service: Any, seed_ids: list[str], negative_ids: list[str] | None = None,
+                 limit: int = 20) -> list[RelatedItem]:
+    """The most related records to ``seed_ids`` (less like ``negative_ids``), each with reasons.
+
+    Raises :class:`NotFound` for an unknown id and :class:`BadInput` for an empty or oversized
+    request, so the web layer answers 404/400 JSON and the CLI one line.
+    """
+    negative_ids = negative_ids or []
+    if not seed_ids:
+        raise BadInput("give at least one seed record id")
+    if len(seed_ids) + len(negative_ids) > MAX_SEEDS:
+        raise BadInput(f"at most {MAX_SEEDS} seed and negative ids together")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadInput(f"limit must be between 1 and {MAX_LIMIT}")
+    parts = parts_of(service)
+    seeds = [Seed.of(r) for r in _load(parts.store, seed_ids, "seed")]
+    negatives = [Seed.of(r) for r in _load(parts.store, negative_ids, "negative")]
+    return [to_item(c, rec) for c, rec in rank_related(parts, seeds, negatives, limit)]

@@ -1,0 +1,367 @@
+"""The search service: one entry point (``search``) shared by the web page, the JSON API and the CLI.
+
+A search takes one consistent snapshot of the index (a Tantivy searcher), so a rebuild committing
+meanwhile cannot change its results half-way; the next search sees the new commit.
+
+Lexical search is complete on its own. When a :class:`SemanticProvider` is plugged in and the
+request's mode asks for it, semantic candidates are admitted only if they satisfy the query's
+strict part (phrases, field clauses, exclusions) and every filter, and are fused with the lexical
+ranking by reciprocal rank fusion; the total counts the union exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import tantivy
+
+from ..errors import NotFound, SearchNasaError
+from ..index.documents import card_from_bytes
+from ..index.reader import IndexReader
+from ..index.schema import id_key
+from ..records import SOURCE_LABELS, Record
+from ..settings import Settings, get_settings
+from ..store import Store, open_store
+from . import fusion
+from .identifiers import IdentifierGuess, recognize
+from .lexical import compile_node, filter_queries, with_filters
+from .models import FacetBucket, SearchHit, SearchRequest, SearchResponse
+from .query import IdSet, Node, has_loose, parse, positive_texts, strict_part
+from .semantic_api import SemanticProvider
+from .snippets import Highlight, highlight_for, highlight_html, snippet_html
+
+log = logging.getLogger(__name__)
+
+Q = tantivy.Query
+Occur = tantivy.Occur
+
+FUSION_DEPTH = 200  # lexical hits fused with semantic candidates; deeper ranks follow lexical order
+SEMANTIC_K = 200  # semantic candidates asked for
+FACET_SIZE = 15
+NO_DATE = "Date not supplied"
+
+# facet name -> the request filter it ignores (so a facet shows what choosing it would give)
+FACET_OWN_FILTER = {"source": "source", "decade": "year", "year": "year",
+                    "document_type": "document_type", "subject": "subject", "organization": "organization"}
+_AGGS = {
+    "source": {"terms": {"field": "source", "size": 10}},
+    "year": {"terms": {"field": "year", "size": 1000}},
+    "document_type": {"terms": {"field": "document_type", "size": FACET_SIZE}},
+    "subject": {"terms": {"field": "subject_value", "size": FACET_SIZE}},
+    "organization": {"terms": {"field": "organization_value", "size": FACET_SIZE}},
+}
+
+
+@dataclass
+class _Ranked:
+    """One hit on the page: where its stored card is, and its score."""
+
+    address: Any
+    score: float
+
+
+def date_label(year: int | None) -> str:
+    return str(year) if year is not None else NO_DATE
+
+
+def link_label(card: dict[str, Any]) -> str:
+    """What the card's link to the original says: first subject, keyword, author, or a fallback."""
+    for key in ("subjects", "keywords", "authors"):
+        values = card.get(key) or []
+        if values:
+            return values[0]
+    return "Original record"
+
+
+class SearchService:
+    """Lexical search over the Tantivy index, with an optional semantic provider."""
+
+    def __init__(self, settings: Settings | None = None, semantic: SemanticProvider | None = None,
+                 fusion_method: str = "rrf") -> None:
+        self.settings = settings or get_settings()
+        self.reader = IndexReader(self.settings.index_dir)
+        self.semantic = semantic
+        self.fusion_method = fusion_method
+        self._store: Store | None = None
+
+    # -- records ----------------------------------------------------------------------------------
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = open_store(self.settings.home, readonly=True)
+        return self._store
+
+    def get(self, record_id: str) -> Record:
+        """The full record from the store (the source of truth), or :class:`NotFound`."""
+        if not self.settings.store_path.exists():
+            raise NotFound(f"no record {record_id!r} (the store is empty)")
+        return self.store.get(record_id)
+
+    def lookup_identifier(self, text: str) -> list[str]:
+        """Record ids that ``text`` identifies (DOI, NTRS/OSTI id, report number); [] if none."""
+        ids, _ = self._identify(self.reader.searcher(), self.reader.index.schema, text)
+        return ids
+
+    def _identify(self, searcher: tantivy.Searcher, schema: tantivy.Schema,
+                  text: str) -> tuple[list[str], IdentifierGuess | None]:
+        """Ids from the index (exact DOI, record id, whole report number), then from the store's
+        identifier table, which also knows report numbers typed with spaces or other punctuation."""
+        guess = recognize(text)
+        if guess is not None:
+            ids = self._lookup(searcher, schema, guess)
+            if ids:
+                return ids, guess
+        table_ids = self._table_lookup(text)
+        return (self._in_index(searcher, schema, table_ids) if table_ids else []), guess
+
+    def _table_lookup(self, text: str) -> list[str]:
+        if not self.settings.store_path.exists():
+            return []
+        try:
+            from .. import identifiers as id_table
+
+            match = id_table.lookup(self.store, text)
+        except (ImportError, SearchNasaError):
+            return []
+        return list(match.record_ids) if match else []
+
+    @staticmethod
+    def _in_index(searcher: tantivy.Searcher, schema: tantivy.Schema, ids: list[str]) -> list[str]:
+        if not ids:
+            return []
+        result = searcher.search(Q.term_set_query(schema, "id", ids), limit=len(ids), count=False)
+        found = {searcher.doc(addr).get_first("id") for _, addr in result.hits}
+        return [rid for rid in ids if rid in found]
+
+    def _lookup(self, searcher: tantivy.Searcher, schema: tantivy.Schema, guess: IdentifierGuess) -> list[str]:
+        if guess.ids:
+            query = Q.term_set_query(schema, "id", list(guess.ids))
+        else:
+            query = Q.term_set_query(schema, "ident_raw", list(guess.values))
+        result = searcher.search(query, limit=20, count=False)
+        found = {searcher.doc(addr).get_first("id") for _, addr in result.hits}
+        order = {rid: i for i, rid in enumerate(guess.ids)}
+        return sorted(found, key=lambda rid: (order.get(rid, len(order)), rid))
+
+    # -- search -----------------------------------------------------------------------------------
+    def search(self, req: SearchRequest) -> SearchResponse:
+        """Run one search; never raises on query text (bad text degrades, with a notice)."""
+        started = time.perf_counter()
+        searcher = self.reader.searcher()
+        schema = self.reader.index.schema
+        parsed = parse(req.q)
+        notices = list(parsed.notices)
+        tree: Node = parsed.tree
+        interpreted = parsed.interpreted
+        redirect_id: str | None = None
+
+        ids, guess = self._identify(searcher, schema, req.q) if req.q.strip() else ([], None)
+        if ids:
+            tree = IdSet(tuple(ids))
+            interpreted = f"identifier {req.q.strip()}"
+            notices = []
+            if len(ids) == 1:
+                redirect_id = ids[0]
+        elif guess is not None and guess.confident:
+                notices.append(f"No record has the identifier “{guess.text.strip()}”; searched it as words.")
+
+        filters = self._filters(schema, req)
+        main = compile_node(schema, tree)
+        all_filters = list(filters.values())
+
+        mode, admitted = self._semantic_candidates(req, tree, searcher, schema, notices)
+        if mode == "semantic":
+            base = Q.term_set_query(schema, "id", admitted) if admitted else Q.empty_query()
+        elif mode == "hybrid" and admitted:
+            base = Q.boolean_query([(Occur.Should, main),
+                                    (Occur.Should, Q.const_score_query(
+                                        Q.term_set_query(schema, "id", admitted), 0.0))])
+        else:
+            base = main
+        offset = (req.page - 1) * req.per_page
+
+        if req.sort != "relevance" or mode == "lexical" or (mode == "hybrid" and not admitted):
+            total, ranked = self._lexical_page(searcher, with_filters(base, all_filters), req.sort,
+                                               offset, req.per_page)
+        else:
+            total, ranked = self._fused_page(searcher, schema, main, admitted, all_filters, mode,
+                                             offset, req.per_page)
+        if mode == "hybrid" and not admitted:
+            mode = "lexical"
+
+        highlight = highlight_for(tree)
+        results = [self._hit(searcher, r, highlight) for r in ranked]
+        if redirect_id is not None and not any(h.id == redirect_id for h in results):
+            redirect_id = None  # filtered out: do not send the user to a record the filters hide
+        interpreted_text = f"Read as: {interpreted}"
+        facets = self._facets(searcher, base, filters)
+        return SearchResponse(
+            query=req.q, interpreted=interpreted_text, notices=notices, total=total,
+            total_is_lower_bound=False, page=req.page, per_page=req.per_page, mode=mode,
+            results=results, facets=facets, redirect_id=redirect_id,
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    # -- pieces -----------------------------------------------------------------------------------
+    @staticmethod
+    def _filters(schema: tantivy.Schema, req: SearchRequest) -> dict[str, tantivy.Query]:
+        named: dict[str, tantivy.Query] = {}
+        for name, kwargs in (
+            ("source", {"source": req.source}),
+            ("year", {"year_from": req.year_from, "year_to": req.year_to}),
+            ("document_type", {"document_type": req.document_type}),
+            ("subject", {"subject": req.subject}),
+            ("organization", {"organization": req.organization}),
+        ):
+            queries = filter_queries(schema, **kwargs)  # type: ignore[arg-type]
+            if queries:
+                named[name] = queries[0]
+        return named
+
+    @staticmethod
+    def _lexical_page(searcher: tantivy.Searcher, query: tantivy.Query, sort: str, offset: int,
+                      limit: int) -> tuple[int, list[_Ranked]]:
+        """One page in relevance or date order; ties break by position (relevance) or id hash."""
+        if sort == "newest":
+            result = searcher.search(query, limit=limit, offset=offset, count=True,
+                                     order_by_field="newest_key", order=tantivy.Order.Desc)
+        elif sort == "oldest":
+            result = searcher.search(query, limit=limit, offset=offset, count=True,
+                                     order_by_field="oldest_key", order=tantivy.Order.Asc)
+        else:
+            result = searcher.search(query, limit=limit, offset=offset, count=True)
+        ranked = [_Ranked(addr, float(score) if sort == "relevance" else 0.0) for score, addr in result.hits]
+        return int(result.count or 0), ranked
+
+    def _semantic_candidates(self, req: SearchRequest, tree: Node, searcher: tantivy.Searcher,
+                             schema: tantivy.Schema, notices: list[str]) -> tuple[str, list[str]]:
+        """(effective mode, admitted candidate ids in similarity order)."""
+        if req.mode == "lexical" or isinstance(tree, IdSet):
+            return "lexical", []
+        provider = self.semantic
+        if provider is None or not provider.available():
+            if req.mode == "semantic":
+                notices.append("Semantic search is not available; showing keyword matches.")
+            return "lexical", []
+        if not has_loose(tree):
+            if req.mode == "semantic":
+                notices.append("The query holds only exact parts (phrases, fields, exclusions); "
+                               "showing keyword matches.")
+            return "lexical", []
+        text = " ".join(positive_texts(tree))
+        try:
+            candidates = provider.query_candidates(text, SEMANTIC_K)
+        except Exception:  # a failing provider must not break search
+            log.exception("semantic provider failed")
+            notices.append("Semantic search failed; showing keyword matches.")
+            return "lexical", []
+        ids = list(dict.fromkeys(rid for rid, _ in candidates))
+        if not ids:
+            return req.mode, []
+        strict = strict_part(tree)
+        check = Q.term_set_query(schema, "id", ids)
+        if strict is not None:
+            check = Q.boolean_query([(Occur.Must, check), (Occur.Must, compile_node(schema, strict))])
+        result = searcher.search(check, limit=len(ids), count=False)
+        passed = {searcher.doc(addr).get_first("id") for _, addr in result.hits}
+        return req.mode, [rid for rid in ids if rid in passed]
+
+    def _fused_page(self, searcher: tantivy.Searcher, schema: tantivy.Schema, main: tantivy.Query,
+                    admitted: list[str], filters: list[tantivy.Query], mode: str, offset: int,
+                    limit: int) -> tuple[int, list[_Ranked]]:
+        """Relevance order over lexical ∪ semantic: fused head, then the lexical tail."""
+        sem_query = with_filters(Q.term_set_query(schema, "id", admitted), filters)
+        sem_hits = searcher.search(sem_query, limit=len(admitted), count=False).hits
+        sem_keys = searcher.fast_field_values("key", [a for _, a in sem_hits])
+        addr_of: dict[int, Any] = {k: a for k, (_, a) in zip(sem_keys, sem_hits)}
+        wanted = {id_key(rid): i for i, rid in enumerate(admitted)}
+        sem_rank = sorted((k for k in addr_of if k in wanted), key=lambda k: wanted[k])
+        if mode == "semantic":
+            window = sem_rank[offset:offset + limit]
+            return len(sem_rank), [_Ranked(addr_of[k], 0.0) for k in window]
+
+        lex_query = with_filters(main, filters)
+        lex = searcher.search(lex_query, limit=FUSION_DEPTH, count=True)
+        lex_keys = searcher.fast_field_values("key", [a for _, a in lex.hits])
+        for k, (_, a) in zip(lex_keys, lex.hits):
+            addr_of.setdefault(k, a)
+        if self.fusion_method == "weighted":
+            sem_scores = [(str(k), 1.0 - i / max(len(sem_rank), 1)) for i, k in enumerate(sem_rank)]
+            fused = fusion.weighted_sum([(str(k), float(s)) for k, (s, _) in zip(lex_keys, lex.hits)],
+                                        sem_scores)
+        else:
+            fused = fusion.reciprocal_rank_fusion([[str(k) for k in lex_keys], [str(k) for k in sem_rank]])
+        union = Q.boolean_query([
+            (Occur.Should, main),
+            (Occur.Should, Q.const_score_query(Q.term_set_query(schema, "id", admitted), 0.0))])
+        total = searcher.search(with_filters(union, filters), limit=1, count=True).count or 0
+        page: list[_Ranked] = [_Ranked(addr_of[int(k)], score) for k, score in fused[offset:offset + limit]]
+        if len(page) < limit and offset + len(page) < total:
+            # past the fused head: continue in lexical order, skipping what the head already showed
+            shown = [int(k) for k, _ in fused]
+            skip = max(0, offset - len(fused))
+            tail_query = lex_query
+            if shown:
+                head_ids = [searcher.doc(addr_of[k]).get_first("id") for k in shown]
+                tail_query = Q.boolean_query([(Occur.Must, lex_query),
+                                              (Occur.MustNot, Q.term_set_query(schema, "id", head_ids))])
+            tail = searcher.search(tail_query, limit=limit - len(page), offset=skip, count=False)
+            page.extend(_Ranked(a, float(s)) for s, a in tail.hits)
+        return int(total), page
+
+    def _facets(self, searcher: tantivy.Searcher, base: tantivy.Query,
+                filters: dict[str, tantivy.Query]) -> dict[str, list[FacetBucket]]:
+        """Facet counts for the query under every filter except the facet's own."""
+        groups: dict[str | None, list[str]] = {}
+        for facet, own in FACET_OWN_FILTER.items():
+            groups.setdefault(own if own in filters else None, []).append(facet)
+        raw: dict[str, Any] = {}
+        for excluded, facets in groups.items():
+            query = with_filters(base, [q for name, q in filters.items() if name != excluded])
+            aggs = {f: _AGGS[f] for f in facets if f in _AGGS}
+            if "decade" in facets and "year" not in aggs:
+                aggs["year"] = _AGGS["year"]
+            result = searcher.aggregate(query, aggs)
+            for f in facets:
+                raw[f] = result.get("year" if f == "decade" else f, {}).get("buckets", [])
+        out: dict[str, list[FacetBucket]] = {}
+        for facet in FACET_OWN_FILTER:
+            buckets = raw.get(facet, [])
+            if facet == "decade":
+                decades: dict[int, int] = {}
+                for b in buckets:
+                    decade = int(b["key"]) // 10 * 10
+                    decades[decade] = decades.get(decade, 0) + int(b["doc_count"])
+                out[facet] = [FacetBucket(value=f"{d}s", count=n) for d, n in sorted(decades.items())]
+            elif facet == "year":
+                out[facet] = sorted((FacetBucket(value=str(int(b["key"])), count=int(b["doc_count"]))
+                                     for b in buckets), key=lambda b: int(b.value))
+            else:
+                out[facet] = sorted((FacetBucket(value=str(b["key"]), count=int(b["doc_count"]))
+                                     for b in buckets), key=lambda b: (-b.count, b.value))
+        return out
+
+    @staticmethod
+    def _hit(searcher: tantivy.Searcher, ranked: _Ranked, highlight: Highlight) -> SearchHit:
+        card = card_from_bytes(searcher.doc(ranked.address).get_first("card"))
+        return SearchHit(
+            id=card["id"], source=card["source"], source_label=SOURCE_LABELS[card["source"]],
+            title=card["title"], title_html=highlight_html(card["title"], highlight),
+            abstract=card.get("abstract"), snippet_html=snippet_html(card.get("abstract"), highlight),
+            year=card.get("year"), date_label=date_label(card.get("year")), url=card.get("url"),
+            link_label=link_label(card), authors=card.get("authors") or [],
+            document_type=card.get("document_type"), subjects=card.get("subjects") or [],
+            score=ranked.score,
+        )
+
+
+def search_ids(service: SearchService, q: str, **kwargs: Any) -> list[str]:
+    """Convenience for scripts and tests: the ids of one page of results."""
+    return [h.id for h in service.search(SearchRequest(q=q, **kwargs)).results]
+
+
+__all__: Sequence[str] = ("SearchService", "date_label", "link_label", "search_ids")

@@ -1,0 +1,51 @@
+"""Semantic retrieval: embeddings of title + abstract, their durable storage, the vector index,
+and the provider that feeds semantic candidates into hybrid search."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+    from .provider import SemanticProvider
+
+log = logging.getLogger(__name__)
+
+
+def seed_from_bundle(settings: "Settings") -> int:
+    """Give a home the bundled sample's precomputed vectors (for records whose text matches).
+
+    Cheap (no model, about a second for the sample), so a fresh ``make run`` serves hybrid search
+    at once; ``searchnasa embed`` later embeds whatever the bundle did not cover.
+    """
+    from ..store import open_store
+    from .bundle import load_bundle
+    from .vectors import VectorStore
+
+    bundle = load_bundle()
+    if bundle is None or not settings.store_path.exists():
+        return 0
+    store = open_store(settings.home, readonly=True)
+    vstore = VectorStore(settings.vectors_dir)
+    try:
+        report = vstore.embed_pending(store.iter_records(0), cache=bundle, batch_size=2000, only_cached=True)
+    finally:
+        vstore.close()
+        store.close()
+    return report.from_cache
+
+
+def open_semantic(settings: "Settings") -> "SemanticProvider":
+    """The semantic provider for a home; seeds it from the bundled sample vectors when it has none."""
+    from .provider import open_provider
+    from .vectors import VectorStore
+
+    if not (settings.vectors_dir / VectorStore.FILENAME).is_file():
+        try:
+            n = seed_from_bundle(settings)
+            if n:
+                log.info("semantic: %d vectors taken from the bundled sample", n)
+        except Exception as exc:  # seeding is a convenience; search must still start
+            log.warning("could not seed vectors from the bundle: %s", exc)
+    return open_provider(settings)

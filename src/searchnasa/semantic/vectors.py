@@ -1,0 +1,279 @@
+"""Durable storage of embeddings, so a record is embedded once and only again when its text changes.
+
+Two small SQLite files, both keyed so work is never repeated:
+
+- :class:`VectorStore` (``<home>/vectors/vectors.sqlite3``): one row per record id with the key of
+  the text it was embedded from. ``searchnasa embed`` walks the store's change sequence from the
+  last checkpoint, embeds only records whose text key differs, and commits batch by batch with the
+  checkpoint, so a killed run resumes where it stopped.
+- :class:`EmbeddingCache`: vectors by text key alone, shared across homes. Evaluation builds a
+  fresh temporary home for every run; the cache makes the second run cost seconds, not an hour.
+
+Vectors are stored as float16 (768 bytes each): cosine error about 1e-4, half the disk of float32.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import StoreError
+from ..records import Record
+from .embedder import DIM, MODEL_NAME, Embedder, record_text, text_key
+
+STORE_DTYPE = np.float16
+
+
+def _to_blob(vec: np.ndarray) -> bytes:
+    return np.asarray(vec, dtype=STORE_DTYPE).tobytes()
+
+
+def _from_blobs(blobs: list[bytes]) -> np.ndarray:
+    if not blobs:
+        return np.zeros((0, DIM), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=STORE_DTYPE).reshape(len(blobs), DIM).astype(np.float32)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}") from exc
+    return conn
+
+
+class EmbeddingCache:
+    """Vectors by text key, reusable by any home (see module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.conn = _connect(self.path)
+        self.conn.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+
+    def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(f"SELECT key, vec FROM cache WHERE key IN ({marks})", chunk).fetchall()
+            if rows:
+                mat = _from_blobs([r[1] for r in rows])
+                found.update({r[0]: mat[i] for i, r in enumerate(rows)})
+        return found
+
+    def put_many(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        rows = [(k, _to_blob(v)) for k, v in items]
+        with self.conn:
+            self.conn.execute("BEGIN")
+            self.conn.executemany("INSERT OR REPLACE INTO cache (key, vec) VALUES (?, ?)", rows)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def embed_texts(texts: list[str], embedder: Embedder | None, cache: EmbeddingCache | None,
+                batch_size: int = 32) -> np.ndarray:
+    """Vectors for ``texts``, taking what the cache has and embedding (and caching) the rest."""
+    keys = [text_key(t) for t in texts]
+    have = cache.get_many(keys) if cache else {}
+    missing = [i for i, k in enumerate(keys) if k not in have]
+    out = np.zeros((len(texts), DIM), dtype=np.float32)
+    if missing:
+        if embedder is None:
+            from .embedder import get_embedder
+
+            embedder = get_embedder()
+        fresh = embedder.encode([texts[i] for i in missing], batch_size=batch_size)
+        if cache:
+            cache.put_many((keys[i], fresh[j]) for j, i in enumerate(missing))
+        for j, i in enumerate(missing):
+            out[i] = fresh[j]
+    for i, k in enumerate(keys):
+        if k in have:
+            out[i] = have[k]
+    return out
+
+
+@dataclass
+class EmbedReport:
+    """What one ``embed`` run did."""
+
+    seen: int = 0
+    embedded: int = 0
+    from_cache: int = 0
+    unchanged: int = 0
+    empty: int = 0
+
+    def summary(self) -> str:
+        return (f"{self.seen} records seen: {self.embedded} embedded, {self.from_cache} from cache, "
+                f"{self.unchanged} unchanged, {self.empty} without text")
+
+
+class VectorStore:
+    """One vector per record id, with the text key it came from and a resume checkpoint."""
+
+    FILENAME = "vectors.sqlite3"
+
+    def __init__(self, vectors_dir: Path) -> None:
+        self.dir = Path(vectors_dir)
+        self.path = self.dir / self.FILENAME
+        self.conn = _connect(self.path)
+        self.conn.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, key TEXT NOT NULL, vec BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            """
+        )
+        model = self.get_meta("model")
+        if model is None:
+            self.set_meta("model", MODEL_NAME)
+        elif model != MODEL_NAME:
+            raise StoreError(f"{self.path} holds {model} vectors, not {MODEL_NAME}: delete it and re-embed")
+
+    # -- meta ---------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
+        (conn or self.conn).execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def checkpoint_seq(self) -> int:
+        """The store sequence number up to which every record has been embedded."""
+        return int(self.get_meta("store_seq") or 0)
+
+    # -- reads --------------------------------------------------------------------------------
+    def count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+
+    def keys_for(self, ids: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(self.conn.execute(f"SELECT id, key FROM vectors WHERE id IN ({marks})", chunk))
+        return found
+
+    def get_many(self, ids: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(f"SELECT id, vec FROM vectors WHERE id IN ({marks})", chunk).fetchall()
+            if rows:
+                mat = _from_blobs([r[1] for r in rows])
+                found.update({r[0]: mat[i] for i, r in enumerate(rows)})
+        return found
+
+    def load_all(self) -> tuple[list[str], np.ndarray]:
+        """Every id and its vector (float32), in id order: the input of the vector index."""
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        for rid, blob in self.conn.execute("SELECT id, vec FROM vectors ORDER BY id"):
+            ids.append(rid)
+            blobs.append(blob)
+        return ids, _from_blobs(blobs)
+
+    def version(self) -> str:
+        """Changes whenever vectors change, so a loaded index knows when to reload."""
+        return self.get_meta("version") or "0"
+
+    # -- writes -------------------------------------------------------------------------------
+    def put_many(self, rows: list[tuple[str, str, np.ndarray]], store_seq: int | None = None) -> None:
+        """Write ``(id, key, vector)`` rows and, in the same transaction, the resume checkpoint."""
+        with closing(self.conn.cursor()) as cur:
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                cur.executemany(
+                    "INSERT OR REPLACE INTO vectors (id, key, vec) VALUES (?, ?, ?)",
+                    [(rid, key, _to_blob(vec)) for rid, key, vec in rows],
+                )
+                if store_seq is not None:
+                    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('store_seq', ?)", (str(store_seq),))
+                if rows:
+                    version = int(self.get_meta("version") or 0) + 1
+                    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)", (str(version),))
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+
+    def embed_pending(
+        self,
+        records: Iterator[tuple[int, Record]],
+        embedder: Embedder | None = None,
+        cache: EmbeddingCache | None = None,
+        batch_size: int = 64,
+        on_batch: Callable[[int], None] | None = None,
+        only_cached: bool = False,
+    ) -> EmbedReport:
+        """Embed the records that are new or whose title/abstract changed, batch by batch.
+
+        ``records`` is the store's change stream from :attr:`checkpoint_seq`; each batch commits its
+        vectors with the checkpoint, so an interrupted run loses at most one batch of work.
+        ``only_cached`` takes vectors from ``cache`` alone (no model) and leaves the checkpoint
+        alone, so a later full run still embeds whatever the cache lacked.
+        """
+        report = EmbedReport()
+        batch: list[tuple[int, Record]] = []
+
+        def flush() -> None:
+            if not batch:
+                return
+            last_seq = batch[-1][0]
+            texts = {rec.id: record_text(rec) for _, rec in batch}
+            keys = {rid: text_key(t) for rid, t in texts.items() if t}
+            report.empty += len(texts) - len(keys)
+            stored = self.keys_for(list(keys))
+            todo = [rid for rid, k in keys.items() if stored.get(rid) != k]
+            report.unchanged += len(keys) - len(todo)
+            rows: list[tuple[str, str, np.ndarray]] = []
+            if todo:
+                cached = cache.get_many([keys[r] for r in todo]) if cache else {}
+                need = [r for r in todo if keys[r] not in cached]
+                report.from_cache += len(todo) - len(need)
+                if need and only_cached:
+                    todo = [r for r in todo if keys[r] in cached]
+                    need = []
+                if need:
+                    if embedder is None:
+                        from .embedder import get_embedder
+
+                        vecs = get_embedder().encode([texts[r] for r in need], batch_size=32)
+                    else:
+                        vecs = embedder.encode([texts[r] for r in need], batch_size=32)
+                    report.embedded += len(need)
+                    fresh = {r: vecs[i] for i, r in enumerate(need)}
+                    if cache:
+                        cache.put_many((keys[r], v) for r, v in fresh.items())
+                    cached.update({keys[r]: v for r, v in fresh.items()})
+                rows = [(r, keys[r], cached[keys[r]]) for r in todo]
+            self.put_many(rows, store_seq=None if only_cached else last_seq)
+            report.seen += len(batch)
+            if on_batch:
+                on_batch(len(batch))
+            batch.clear()
+
+        for seq, rec in records:
+            batch.append((seq, rec))
+            if len(batch) >= batch_size:
+                flush()
+        flush()
+        return report
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def open_vectors(vectors_dir: Path) -> VectorStore:
+    return VectorStore(vectors_dir)

@@ -1,0 +1,216 @@
+"""The JSON API under ``/api/``: the same search, records and related papers the pages show.
+
+Parameters are validated by FastAPI from the limits in :mod:`searchnasa.search.models`, so a bad
+request is a 422 JSON error (never a 500), and the OpenAPI spec states every limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Path, Query, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from ..errors import BadInput, NotFound
+from ..records import Record
+from ..search.models import (
+    MAX_PAGE,
+    MAX_PER_PAGE,
+    MAX_QUERY_CHARS,
+    Mode,
+    RelatedItem,
+    SearchRequest,
+    SearchResponse,
+    SortOrder,
+)
+from .app import services
+
+router = APIRouter(prefix="/api", tags=["api"])
+
+RECORD_ID = re.compile(r"^(ntrs|osti):[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MAX_SEEDS = 20  # seeds and negatives together, as find_related allows
+MIN_RELATED, MAX_RELATED, DEFAULT_RELATED = 10, 50, 20
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"description": "Bad request: `{\"error\": {\"code\", \"message\"}}`"},
+    404: {"description": "Unknown record: `{\"error\": {\"code\", \"message\"}}`"},
+    422: {"description": "Invalid parameter: `{\"error\": {\"code\", \"message\"}}`"},
+    503: {"description": "Index not built yet: `{\"error\": {\"code\", \"message\"}}`"},
+}
+
+
+def check_record_id(record_id: str) -> str:
+    """Ids are ``ntrs:<id>`` or ``osti:<id>``; anything else (paths, markup) is refused up front."""
+    if not RECORD_ID.match(record_id):
+        raise NotFound(f"no record {record_id[:80]!r}: ids look like ntrs:19810002806 or osti:1234567")
+    return record_id
+
+
+def run_search(service: Any, req: SearchRequest) -> SearchResponse:
+    """Search, then show each work once: copies of a work already on the page fold into the first
+    card's ``also_in`` (``total`` still counts records). Skipped when the service already folded."""
+    resp = service.search(req)
+    store = getattr(service, "store", None)
+    if store is not None and resp.results and not any(hit.also_in for hit in resp.results):
+        from ..dedup.collapse import collapse_hits
+
+        resp.results, _ = collapse_hits(store, resp.results)
+    return resp
+
+
+def related_items(service: Any, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
+    """Related papers with their reasons (the related-papers module does the ranking)."""
+    from ..search.related import find_related
+
+    return find_related(service, seed_ids, negative_ids, limit)
+
+
+def related_json(items: list[RelatedItem]) -> list[dict[str, Any]]:
+    return [{**item.model_dump(mode="json"), "explanation": item.explanation} for item in items]
+
+
+class RelatedResponse(BaseModel):
+    seed_ids: list[str]
+    negative_ids: list[str] = Field(default_factory=list)
+    results: list[dict[str, Any]]
+
+
+class RelatedQuery(BaseModel):
+    """Papers like these (``ids``) and unlike those (``negative_ids``)."""
+
+    ids: list[str] = Field(..., min_length=1, max_length=MAX_SEEDS)
+    negative_ids: list[str] = Field(default_factory=list, max_length=MAX_SEEDS)
+    limit: int = Field(DEFAULT_RELATED, ge=1, le=MAX_RELATED)
+
+
+@router.get("/search", response_model=SearchResponse, responses=ERROR_RESPONSES,
+            summary="Search both collections.")
+def api_search(
+    request: Request,
+    q: Annotated[str, Query(max_length=MAX_QUERY_CHARS, description="The query (see the query language).")] = "",
+    source: Annotated[Literal["ntrs", "osti"] | None, Query()] = None,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = 20,
+    year_from: Annotated[int | None, Query(ge=1000, le=2100)] = None,
+    year_to: Annotated[int | None, Query(ge=1000, le=2100)] = None,
+    sort: Annotated[SortOrder, Query()] = "relevance",
+    mode: Annotated[Mode, Query()] = "hybrid",
+    document_type: Annotated[list[str], Query(max_length=20)] = [],
+    subject: Annotated[list[str], Query(max_length=20)] = [],
+    organization: Annotated[list[str], Query(max_length=20)] = [],
+) -> SearchResponse:
+    req = SearchRequest(q=q, source=source, page=page, per_page=per_page, year_from=year_from,
+                        year_to=year_to, sort=sort, mode=mode, document_type=document_type,
+                        subject=subject, organization=organization)
+    return run_search(services(request).search(), req)
+
+
+CitationName = Literal["bibtex", "ris", "csl-json", "csv"]
+MAX_EXPORT = 1000
+EXPORT_PAGE = 100
+
+
+def citation_response(records: Iterable[Record], fmt: str, stem: str) -> StreamingResponse:
+    """Citations streamed record by record: a 1,000-record export is never built in memory."""
+    from ..citations import filename, get_format, write
+
+    spec = get_format(fmt)
+    return StreamingResponse(
+        write(records, spec.name), media_type=spec.media_type,
+        headers={"content-disposition": f'inline; filename="{filename(stem, spec.name)}"'})
+
+
+@router.get("/records/{record_id}", responses={**ERROR_RESPONSES, 200: {
+    "description": "The record as JSON, or its citation when `format` is given.",
+    "content": {"application/json": {}, "application/x-bibtex": {}, "text/csv": {}}}},
+    summary="One record, every field (or its citation).")
+def api_record(
+    request: Request,
+    record_id: Annotated[str, Path(max_length=100)],
+    format: Annotated[CitationName | None, Query(description="A citation format instead of JSON.")] = None,
+) -> Any:
+    record = services(request).search().get(check_record_id(record_id))
+    if format is not None:
+        return citation_response([record], format, record.id.replace(":", "-"))
+    return {**record.model_dump(mode="json"), "url": record.url, "source_label": record.source_label}
+
+
+@router.get("/records/{record_id}/related", response_model=RelatedResponse, responses=ERROR_RESPONSES,
+            summary="Papers related to one record, with the reasons.")
+def api_record_related(
+    request: Request,
+    record_id: Annotated[str, Path(max_length=100)],
+    limit: Annotated[int, Query(ge=MIN_RELATED, le=MAX_RELATED)] = DEFAULT_RELATED,
+) -> RelatedResponse:
+    service = services(request).search()
+    service.get(check_record_id(record_id))
+    items = related_items(service, [record_id], [], limit)
+    return RelatedResponse(seed_ids=[record_id], results=related_json(items))
+
+
+@router.post("/related", response_model=RelatedResponse, responses=ERROR_RESPONSES,
+             summary="Papers like a set of records and unlike another set.")
+def api_related(request: Request, body: Annotated[RelatedQuery, Body()]) -> RelatedResponse:
+    service = services(request).search()
+    if len(body.ids) + len(body.negative_ids) > MAX_SEEDS:
+        raise BadInput(f"at most {MAX_SEEDS} ids and negative_ids together")
+    for rid in body.ids + body.negative_ids:
+        service.get(check_record_id(rid))
+    if set(body.ids) & set(body.negative_ids):
+        raise BadInput("a record cannot be both in ids and negative_ids")
+    items = related_items(service, body.ids, body.negative_ids, body.limit)
+    return RelatedResponse(seed_ids=body.ids, negative_ids=body.negative_ids, results=related_json(items))
+
+
+def export_records(service: Any, req: SearchRequest, limit: int) -> Iterator[Record]:
+    """The records of a whole result set in result order, fetched a page at a time."""
+    sent = 0
+    for page in range(1, MAX_EXPORT // EXPORT_PAGE + 1):
+        resp = service.search(req.model_copy(update={"page": page, "per_page": EXPORT_PAGE}))
+        ids = [hit.id for hit in resp.results][: limit - sent]
+        records = service.store.get_many(ids)
+        for rid in ids:
+            if rid in records:
+                yield records[rid]
+        sent += len(ids)
+        if sent >= limit or len(resp.results) < EXPORT_PAGE:
+            return
+
+
+@router.get("/export", responses={**ERROR_RESPONSES, 200: {
+    "description": "Citations of a selection (`ids`) or of a whole result set, streamed.",
+    "content": {"application/x-bibtex": {}, "application/x-research-info-systems": {}, "text/csv": {},
+                "application/vnd.citationstyles.csl+json": {}}}},
+    summary="Citations for selected records or a whole result set (up to 1,000).")
+def api_export(
+    request: Request,
+    format: Annotated[CitationName, Query(description="bibtex, ris, csl-json or csv")],
+    ids: Annotated[list[str], Query(max_length=EXPORT_PAGE, description="A selection of record ids.")] = [],
+    q: Annotated[str, Query(max_length=MAX_QUERY_CHARS)] = "",
+    source: Annotated[Literal["ntrs", "osti"] | None, Query()] = None,
+    year_from: Annotated[int | None, Query(ge=1000, le=2100)] = None,
+    year_to: Annotated[int | None, Query(ge=1000, le=2100)] = None,
+    sort: Annotated[SortOrder, Query()] = "relevance",
+    mode: Annotated[Mode, Query()] = "hybrid",
+    document_type: Annotated[list[str], Query(max_length=20)] = [],
+    subject: Annotated[list[str], Query(max_length=20)] = [],
+    organization: Annotated[list[str], Query(max_length=20)] = [],
+    limit: Annotated[int, Query(ge=1, le=MAX_EXPORT)] = 100,
+) -> StreamingResponse:
+    service = services(request).search()
+    if ids:
+        for rid in ids:
+            check_record_id(rid)
+        found = service.store.get_many(list(dict.fromkeys(ids)))
+        missing = [rid for rid in ids if rid not in found]
+        if missing:
+            raise NotFound(f"no record {missing[0]!r}")
+        return citation_response((found[rid] for rid in dict.fromkeys(ids)), format, "selection")
+    req = SearchRequest(q=q, source=source, year_from=year_from, year_to=year_to, sort=sort,
+                        mode=mode, document_type=document_type, subject=subject,
+                        organization=organization)
+    service.search(req.model_copy(update={"per_page": 1}))  # fail now (404/503), not mid-stream
+    return citation_response(export_records(service, req, limit), format, "search-nasa-results")

@@ -1,0 +1,180 @@
+"""One ASGI middleware at the edge of the app: request ids, security headers, the access log, the
+optional per-client rate limit, and the last line of defence against unexpected exceptions.
+
+It is a plain ASGI middleware (not Starlette's ``BaseHTTPMiddleware``) so that it wraps every
+response, including the 500 it produces itself, and costs almost nothing per request.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import threading
+import time
+import uuid
+from typing import Any, Awaitable, Callable
+
+import orjson
+
+log = logging.getLogger("searchnasa.web")
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"strict-origin-when-cross-origin"),
+    (b"x-frame-options", b"DENY"),
+]
+_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def request_id_for(headers: list[tuple[bytes, bytes]]) -> str:
+    """Keep a caller's ``X-Request-ID`` when it is tame (so logs join across services), else mint one."""
+    for name, value in headers:
+        if name == b"x-request-id":
+            text = value.decode("latin-1")
+            if _CLIENT_REQUEST_ID.match(text):
+                return text
+            break
+    return uuid.uuid4().hex
+
+
+class RateLimiter:
+    """A token bucket per client address: ``per_minute`` requests a minute, bursts up to that many.
+
+    Off (``per_minute <= 0``) by default, because a local single-user install must never throttle
+    itself; a public deployment turns it on with ``SEARCHNASA_RATE_LIMIT_PER_MINUTE``.
+    """
+
+    def __init__(self, per_minute: int, max_clients: int = 100_000) -> None:
+        self.per_minute = per_minute
+        self.rate = per_minute / 60.0
+        self.max_clients = max_clients
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.per_minute > 0
+
+    def take(self, client: str) -> float:
+        """Spend one token; return 0 when allowed, else the seconds until a token is available."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, last = self._buckets.get(client, (float(self.per_minute), now))
+            tokens = min(float(self.per_minute), tokens + (now - last) * self.rate)
+            if tokens >= 1.0:
+                if len(self._buckets) >= self.max_clients and client not in self._buckets:
+                    self._buckets.clear()  # bounded memory under a flood of distinct addresses
+                self._buckets[client] = (tokens - 1.0, now)
+                return 0.0
+            self._buckets[client] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+
+
+def json_error_body(code: str, message: str) -> bytes:
+    return orjson.dumps({"error": {"code": code, "message": message}})
+
+
+class EdgeMiddleware:
+    """Adds request ids and security headers, logs one structured line per request, rate-limits,
+    and turns any uncaught exception into a logged 500 JSON answer without a stack trace."""
+
+    def __init__(self, app: ASGIApp, rate_limit_per_minute: int = 0) -> None:
+        self.app = app
+        self.limiter = RateLimiter(rate_limit_per_minute)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        request_id = request_id_for(scope.get("headers", []))
+        scope.setdefault("state", {})["request_id"] = request_id
+        client = (scope.get("client") or ("-", 0))[0]
+        status_holder = {"status": 0, "started": False}
+        extra_headers = SECURITY_HEADERS + [(b"x-request-id", request_id.encode())]
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+                status_holder["started"] = True
+                names = {name.lower() for name, _ in message.get("headers", [])}
+                headers = list(message.get("headers", []))
+                headers.extend(h for h in extra_headers if h[0] not in names)
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            if self.limiter.enabled:
+                wait = self.limiter.take(client)
+                if wait > 0:
+                    retry_after = str(max(1, int(wait + 0.999)))
+                    await _send_json(send_wrapper, 429, json_error_body(
+                        "rate_limited", f"too many requests; retry after {retry_after} s"),
+                        [(b"retry-after", retry_after.encode())])
+                    return
+            await self.app(scope, receive, send_wrapper)
+        except Exception:  # the last line of defence: log it, never show it
+            log.exception("unhandled error request_id=%s path=%s", request_id, scope.get("path"))
+            if not status_holder["started"]:
+                message = f"internal error (request id {request_id})"
+                if _wants_html(scope):
+                    await _send(send_wrapper, 500, _error_page(message), b"text/html; charset=utf-8")
+                else:
+                    await _send_json(send_wrapper, 500, json_error_body("internal_error", message))
+        finally:
+            log.info(orjson.dumps({
+                "event": "request",
+                "request_id": request_id,
+                "method": scope.get("method"),
+                "path": scope.get("path"),
+                "status": status_holder["status"],
+                "ms": round((time.perf_counter() - started) * 1000, 2),
+                "client": client,
+            }).decode())
+
+
+def _wants_html(scope: Scope) -> bool:
+    path = scope.get("path", "")
+    if path.startswith("/api/") or path in ("/openapi.json", "/healthz", "/readyz"):
+        return False
+    accept = dict(scope.get("headers", [])).get(b"accept", b"")
+    return b"text/html" in accept
+
+
+def _error_page(message: str) -> bytes:
+    """A self-contained error page: rendering templates is exactly what may have failed."""
+    return (
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Error · Search NASA</title>"
+        "<link rel=\"stylesheet\" href=\"/static/style.css\"></head><body><main>"
+        "<p class=\"kicker\">ERROR 500</p><h1>Something went wrong</h1>"
+        f"<p class=\"error-message\">{html.escape(message)}</p><p><a href=\"/\">Back to search</a></p>"
+        "</main></body></html>"
+    ).encode()
+
+
+async def _send(send: Send, status: int, body: bytes, content_type: bytes,
+                headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", content_type),
+                    (b"content-length", str(len(body)).encode())] + (headers or []),
+    })
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_json(send: Send, status: int, body: bytes,
+                     headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await _send(send, status, body, b"application/json", headers)

@@ -1,0 +1,135 @@
+"""The pages in a real browser: Debian's chromium driven by Playwright against ``searchnasa serve``.
+
+A person's path through the site: type a query, switch to the NASA NTRS tab, go to page 2, open a
+record. Then the hostile SYNTHETIC record: its text must not run as script (a dialog would show it),
+which a positive control proves the listener would catch.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from server_util import HOSTILE_ID, HOSTILE_MARKER, Server, build_web_home, running_server
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def server(sample_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Server:
+    home = build_web_home(tmp_path_factory.getbasetemp(), sample_home)
+    with running_server(home, tmp_path_factory.mktemp("browser_server") / "server.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def browser_page(server: Server):
+    assert Path(CHROMIUM).exists(), "Debian chromium is required (make browser)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=server.base_url)
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        page.dialogs = []  # type: ignore[attr-defined]
+        page.requests = []  # type: ignore[attr-defined]
+        page.console_errors = []  # type: ignore[attr-defined]
+
+        def on_dialog(dialog) -> None:
+            page.dialogs.append(dialog.message)  # type: ignore[attr-defined]
+            dialog.dismiss()
+
+        page.on("dialog", on_dialog)
+        page.on("request", lambda r: page.requests.append(r.url))  # type: ignore[attr-defined]
+        page.on("console", lambda m: m.type == "error" and page.console_errors.append(m.text))  # type: ignore[attr-defined]
+        yield page
+        context.close()
+        browser.close()
+
+
+def badges(page: Page) -> list[str]:
+    return [t.strip() for t in page.locator("article.card .badge").all_inner_texts()]
+
+
+def test_search_tab_page_record(browser_page: Page, server: Server, artifacts_dir: Path) -> None:
+    page = browser_page
+    page.goto("/")
+    page.fill("#q", "wind tunnel")
+    page.press("#q", "Enter")
+    page.wait_for_url(re.compile(r"/search\?q=wind\+tunnel"))
+    expect(page.locator("h1")).to_have_text("Results for “wind tunnel”")
+    expect(page.locator("p.count")).to_have_text(re.compile(r"^[\d,]+ records · Page 1$"))
+    assert page.locator("article.card").count() == 20
+    page.screenshot(path=str(artifacts_dir / "browser_search.png"), full_page=False)
+
+    page.click("nav.tabs a.tab:has-text('NASA NTRS')")
+    page.wait_for_url(re.compile(r"source=ntrs"))
+    expect(page.locator("nav.tabs a.tab.active")).to_contain_text("NASA NTRS")
+    assert set(badges(page)) == {"NASA NTRS"}
+    assert page.locator("#q").input_value() == "wind tunnel"
+
+    page.click("nav.pagination a.next")
+    page.wait_for_url(re.compile(r"page=2"))
+    expect(page.locator("p.count")).to_have_text(re.compile(r"· Page 2$"))
+    assert set(badges(page)) == {"NASA NTRS"} and page.locator("article.card").count() > 0
+
+    first = page.locator("article.card h2.title a").first
+    title = first.inner_text().strip()
+    first.click()
+    page.wait_for_url(re.compile(r"/records/ntrs:"))
+    expect(page.locator("h1.record-title")).to_have_text(title)
+    expect(page.locator("dl.fields")).to_contain_text("Dates")
+    expect(page.locator("section.rights")).to_contain_text("Source license links do not imply unrestricted reuse.")
+    assert page.locator("section.related li.related-item").count() > 0
+    page.screenshot(path=str(artifacts_dir / "browser_record.png"), full_page=True)
+
+    page.click("a.more-related")
+    page.wait_for_url(re.compile(r"/related$"))
+    expect(page.locator("h1")).to_have_text(re.compile(r"^Related papers: "))
+    outside = [u for u in page.requests if not u.startswith(server.base_url)]  # type: ignore[attr-defined]
+    assert outside == [], outside
+    assert page.console_errors == []  # type: ignore[attr-defined]  (no CSP violations, no 404s)
+
+
+def test_record_text_never_runs_as_script(browser_page: Page, artifacts_dir: Path) -> None:
+    page = browser_page
+    page.dialogs.clear()  # type: ignore[attr-defined]
+    page.goto(f"/search?q={HOSTILE_MARKER}")
+    expect(page.locator("article.card h2.title")).to_contain_text("<script>alert(1)</script>")
+    expect(page.locator("article.card .snippet")).to_contain_text("<img src=x onerror=alert(2)>")
+    page.screenshot(path=str(artifacts_dir / "browser_hostile_search.png"))
+    page.click("article.card h2.title a")
+    page.wait_for_url(re.compile(re.escape(HOSTILE_ID)))
+    expect(page.locator("ul.authors")).to_contain_text("<script>alert(5)</script>")
+    page.screenshot(path=str(artifacts_dir / "browser_hostile_record.png"), full_page=True)
+    page.hover("ul.chips li")  # an injected onmouseover would fire here
+    page.goto(f"/records/{HOSTILE_ID}/related")
+    page.goto("/search?q=%22%3E%3Cscript%3Ealert(13)%3C%2Fscript%3E%3Cimg+src%3Dx+onerror%3Dalert(14)%3E")
+    page.wait_for_timeout(300)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert page.locator("script").count() == 0
+    # Positive control: a dialog raised by script is seen by the listener above.
+    page.evaluate("() => alert('control')")
+    assert page.dialogs == ["control"]  # type: ignore[attr-defined]
+
+
+def test_one_card_per_work_and_its_copies(browser_page: Page, artifacts_dir: Path) -> None:
+    page = browser_page
+    page.goto("/")
+    page.fill("#q", '"Askaryan effect in rock salt"')
+    page.press("#q", "Enter")
+    page.wait_for_url(re.compile(r"/search\?"))
+    expect(page.locator("article.card")).to_have_count(1)
+    also = page.locator("article.card .also-in")
+    expect(also).to_have_text(re.compile(r"^Also in: (NASA NTRS|DOE OSTI)$"))
+    page.screenshot(path=str(artifacts_dir / "browser_also_in.png"))
+    also.locator("a").click()
+    page.wait_for_url(re.compile(r"/records/(ntrs|osti):"))
+    expect(page.locator("section.copies")).to_contain_text("same DOI 10.1103/physrevd.72.023002")
+    expect(page.locator("h1.record-title")).to_contain_text("Askaryan effect")

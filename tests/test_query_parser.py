@@ -1,0 +1,107 @@
+"""The query language: the tree each construct parses to, and degraded input never raising."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from searchnasa.search.query import (
+    And, MatchAll, Not, Or, Phrase, SourceIs, Term, YearRange, describe, has_loose, parse,
+    positive_texts, strict_part,
+)
+
+
+def tree(q: str):
+    return parse(q).tree
+
+
+def test_bare_words_are_all_required() -> None:
+    assert tree("wind tunnel") == And((Term("wind"), Term("tunnel")))
+
+
+def test_quoted_phrase() -> None:
+    assert tree('"wind tunnel" test') == And((Phrase("wind tunnel"), Term("test")))
+
+
+def test_or_binds_tighter_than_implicit_and() -> None:
+    assert tree("jet OR rocket engine") == And((Or((Term("jet"), Term("rocket"))), Term("engine")))
+
+
+def test_not_and_minus() -> None:
+    assert tree("solar NOT cell") == And((Term("solar"), Not(Term("cell"))))
+    assert tree("solar -cell") == And((Term("solar"), Not(Term("cell"))))
+    assert tree("X-15") == Term("X-15")  # a hyphen inside a word is not an exclusion
+
+
+def test_parentheses_group() -> None:
+    assert tree("(jet OR rocket) -noise") == And((Or((Term("jet"), Term("rocket"))), Not(Term("noise"))))
+
+
+def test_field_prefixes() -> None:
+    assert tree("title:tunnel") == Term("tunnel", "title")
+    assert tree('author:"smith, j"') == Phrase("smith, j", "author")
+    assert tree("subject:aerodynamics") == Term("aerodynamics", "subject")
+    assert tree("title:(jet OR rocket)") == Or((Term("jet", "title"), Term("rocket", "title")))
+
+
+@pytest.mark.parametrize("q, expected", [
+    ("year:1990-2005", YearRange(1990, 2005)),
+    ("year:1990", YearRange(1990, 1990)),
+    ("year:1990-", YearRange(1990, None)),
+    ("year:-2005", YearRange(None, 2005)),
+    ("year:2005-1990", YearRange(1990, 2005)),
+])
+def test_year(q: str, expected: YearRange) -> None:
+    assert tree(q) == expected
+
+
+def test_source() -> None:
+    assert tree("source:ntrs") == SourceIs("ntrs")
+    assert tree("source:OSTI") == SourceIs("osti")
+
+
+@pytest.mark.parametrize("q, expected_tree, notice_word", [
+    ('"wind tunnel', Phrase("wind tunnel"), "quote"),
+    ("(jet OR rocket", Or((Term("jet"), Term("rocket"))), "parenthesis"),
+    ("jet) rocket", And((Term("jet"), Term("rocket"))), "parenthesis"),
+    ("OR jet", Term("jet"), "OR"),
+    ("jet OR", Term("jet"), "OR"),
+    ("jet NOT", Term("jet"), "NOT"),
+    ("title:", MatchAll(), "title:"),
+    ("foo:bar", Term("foo bar"), "Unknown field"),
+    ("year:abc jet", Term("jet"), "year"),
+    ("source:mars jet", Term("jet"), "source"),
+])
+def test_degraded_queries_read_sensibly_with_a_notice(q: str, expected_tree, notice_word: str) -> None:
+    parsed = parse(q)
+    assert parsed.tree == expected_tree
+    assert any(notice_word in n for n in parsed.notices), parsed.notices
+
+
+def test_empty_query_is_match_all() -> None:
+    assert tree("") == MatchAll()
+    assert tree("   ") == MatchAll()
+    assert parse("").interpreted == "all records"
+
+
+def test_describe_reads_back() -> None:
+    assert describe(tree('"wind tunnel" (jet OR rocket) -noise year:1990-2005')) == \
+        "“wind tunnel” AND (jet OR rocket) AND NOT noise AND years 1990–2005"
+
+
+def test_strict_and_loose_split() -> None:
+    t = tree('jet "wind tunnel" title:engine -noise year:1990')
+    assert has_loose(t)
+    assert strict_part(t) == And((Phrase("wind tunnel"), Term("engine", "title"), Not(Term("noise")),
+                                  YearRange(1990, 1990)))
+    assert positive_texts(t) == ["jet", "wind tunnel", "engine"]
+    assert not has_loose(tree('"wind tunnel" source:ntrs'))
+    assert strict_part(tree("jet OR rocket")) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('ab "()-:ORNTDyeartil19 \u201c\u201d*\\')), max_size=40))
+def test_parse_never_raises(q: str) -> None:
+    parsed = parse(q)
+    assert isinstance(parsed.interpreted, str)

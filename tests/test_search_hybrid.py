@@ -1,0 +1,143 @@
+"""The semantic seam: admission by the query's strict part and filters, fusion, honest totals.
+
+The provider here is a fixed-candidates implementation of the :class:`SemanticProvider` protocol
+(real record ids from the sample, chosen by the test), so each rule can be checked exactly; the
+real embedding provider is tested by the semantic side.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from searchnasa.records import Record
+from searchnasa.search.fusion import reciprocal_rank_fusion, weighted_sum
+from searchnasa.search.models import SearchRequest
+from searchnasa.search.semantic_api import SemanticProvider
+from searchnasa.search.service import SearchService
+from searchnasa.settings import Settings
+from searchnasa.store import open_store
+
+from search_util import contains_phrase, contains_word
+
+
+class FixedCandidates:
+    """Answers every query with the same candidates, and records what it was asked."""
+
+    def __init__(self, ids: list[str], up: bool = True) -> None:
+        self.ids = ids
+        self.up = up
+        self.asked: list[tuple[str, int]] = []
+
+    def available(self) -> bool:
+        return self.up
+
+    def query_candidates(self, text: str, k: int) -> list[tuple[str, float]]:
+        self.asked.append((text, k))
+        return [(rid, 1.0 - i / 100) for i, rid in enumerate(self.ids[:k])]
+
+
+@pytest.fixture(scope="module")
+def records(indexed_home: Path) -> dict[str, Record]:
+    store = open_store(indexed_home, readonly=True)
+    out = {rec.id: rec for _, rec in store.iter_records()}
+    store.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def settings(indexed_home: Path) -> Settings:
+    return Settings().with_home(indexed_home)
+
+
+def all_ids(service: SearchService, q: str, **kw) -> list[str]:
+    ids: list[str] = []
+    page = 1
+    while True:
+        resp = service.search(SearchRequest(q=q, page=page, per_page=100, **kw))
+        ids.extend(h.id for h in resp.results)
+        if len(resp.results) < 100:
+            return ids
+        page += 1
+
+
+def test_provider_protocol_is_runtime_checkable() -> None:
+    assert isinstance(FixedCandidates([]), SemanticProvider)
+
+
+def test_hybrid_adds_semantic_candidates_and_counts_the_union(settings, records) -> None:
+    lexical = SearchService(settings)
+    lex_ids = all_ids(lexical, "propeller noise", mode="lexical")
+    outside = [rid for rid, r in records.items() if rid not in lex_ids and r.source == "ntrs"][:5]
+    inside = lex_ids[:2]
+    provider = FixedCandidates(outside + inside)
+    hybrid = SearchService(settings, semantic=provider)
+    resp = hybrid.search(SearchRequest(q="propeller noise", mode="hybrid", per_page=100))
+    assert resp.mode == "hybrid"
+    assert provider.asked and provider.asked[0][0] == "propeller noise"
+    assert resp.total == len(lex_ids) + len(outside)
+    every = all_ids(hybrid, "propeller noise", mode="hybrid")
+    assert len(every) == resp.total and len(set(every)) == resp.total
+    assert set(every) == set(lex_ids) | set(outside)
+    # a candidate ranked first semantically and present lexically rises to the top of the fusion
+    assert resp.results[0].id in inside + [lex_ids[0]]
+
+
+def test_semantic_candidates_must_match_phrases_exclusions_fields_and_filters(settings, records) -> None:
+    phrase_hits = set(all_ids(SearchService(settings), 'flow "wind tunnel"', mode="lexical"))
+    with_phrase = [rid for rid, r in records.items()
+                   if rid not in phrase_hits and "wind tunnel" in (r.abstract or "").lower()][:3]
+    without_phrase = [rid for rid, r in records.items() if not contains_phrase(r, "wind tunnel")][:3]
+    service = SearchService(settings, semantic=FixedCandidates(without_phrase + with_phrase))
+    ids = set(all_ids(service, 'flow "wind tunnel"', mode="hybrid"))
+    assert not ids & set(without_phrase)
+    assert set(with_phrase) <= ids
+
+    excluded = [rid for rid, r in records.items() if contains_word(r, "cell")][:3]
+    service = SearchService(settings, semantic=FixedCandidates(excluded))
+    assert not set(all_ids(service, "solar -cell", mode="hybrid")) & set(excluded)
+
+    osti = [rid for rid, r in records.items() if r.source == "osti"][:3]
+    service = SearchService(settings, semantic=FixedCandidates(osti))
+    assert not set(all_ids(service, "propeller", mode="hybrid", source="ntrs")) & set(osti)
+    assert set(osti) <= set(all_ids(service, "propeller", mode="hybrid"))
+    resp = service.search(SearchRequest(q="propeller", mode="hybrid", source="ntrs"))
+    # the source tab counts ignore the source filter, so the OSTI tab counts the admitted OSTI ids
+    assert {b.value: b.count for b in resp.facets["source"]}["osti"] >= len(osti)
+
+
+def test_semantic_mode_orders_by_similarity(settings, records) -> None:
+    ids = [rid for rid, r in records.items() if r.source == "ntrs"][:10]
+    service = SearchService(settings, semantic=FixedCandidates(ids))
+    resp = service.search(SearchRequest(q="anything at all", mode="semantic"))
+    assert resp.mode == "semantic" and [h.id for h in resp.results] == ids and resp.total == 10
+
+
+def test_fallbacks_to_lexical(settings) -> None:
+    lexical_total = SearchService(settings).search(SearchRequest(q="propeller", mode="lexical")).total
+    down = SearchService(settings, semantic=FixedCandidates(["ntrs:19770084252"], up=False))
+    resp = down.search(SearchRequest(q="propeller", mode="hybrid"))
+    assert resp.mode == "lexical" and resp.total == lexical_total
+    resp = down.search(SearchRequest(q="propeller", mode="semantic"))
+    assert resp.mode == "lexical" and resp.notices
+    provider = FixedCandidates(["ntrs:19770084252"])
+    strict_only = SearchService(settings, semantic=provider)
+    resp = strict_only.search(SearchRequest(q='"wind tunnel" year:1960-1970', mode="hybrid"))
+    assert resp.mode == "lexical" and not provider.asked
+    assert SearchService(settings).search(SearchRequest(q="propeller")).mode == "lexical"
+
+
+def test_reciprocal_rank_fusion() -> None:
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["c", "d"]])
+    assert [d for d, _ in fused] == ["c", "a", "b", "d"]
+    assert fused[0][1] == pytest.approx(1 / 63 + 1 / 61)
+    assert [d for d, _ in reciprocal_rank_fusion([["b"], ["a"]])] == ["a", "b"]  # ties by id
+
+
+def test_weighted_sum() -> None:
+    fused = weighted_sum([("a", 10.0), ("b", 5.0), ("c", 0.0)], [("c", 0.9), ("b", 0.1)], semantic_weight=0.5)
+    scores = dict(fused)
+    assert scores["a"] == pytest.approx(0.5) and scores["b"] == pytest.approx(0.25)
+    assert scores["c"] == pytest.approx(0.5)
+    assert [d for d, _ in fused] == ["a", "c", "b"]

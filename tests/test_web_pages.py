@@ -1,0 +1,395 @@
+"""The HTML pages over a real ``searchnasa serve`` on the sample plus one SYNTHETIC hostile record.
+
+Pages are parsed with selectolax, so the checks are about elements and text, not string luck.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+from selectolax.lexbor import LexborHTMLParser as HTMLParser, LexborNode as Node
+
+from server_util import HOSTILE_ID, HOSTILE_MARKER, Server, build_web_home, running_server
+
+HTML = {"accept": "text/html"}
+INTRO = ("Search indexed NASA NTRS and DOE OSTI research on propulsion, heat transfer, battery materials "
+         "and energy systems. Follow report and document links to the original sources.")
+COUNT_LINE = re.compile(r"^(At least )?([\d,]+) records? · Page (\d+)$")
+
+
+@pytest.fixture(scope="module")
+def web_home(sample_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_web_home(tmp_path_factory.getbasetemp(), sample_home)
+
+
+@pytest.fixture(scope="module")
+def server(web_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Server:
+    log = tmp_path_factory.mktemp("pages_server") / "server.log"
+    with running_server(web_home, log) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def client(server: Server) -> httpx.Client:
+    with httpx.Client(base_url=server.base_url, timeout=30.0, headers=HTML) as c:
+        yield c
+
+
+def page(client: httpx.Client, url: str, status: int = 200, **params) -> HTMLParser:
+    resp = client.get(url, params=params or None)
+    assert resp.status_code == status, (url, resp.status_code, resp.text[:500])
+    assert resp.headers["content-type"].startswith("text/html")
+    return HTMLParser(resp.text)
+
+
+def text(node: Node | None) -> str:
+    assert node is not None
+    return " ".join(node.text(separator=" ").split())
+
+
+def count_line(tree: HTMLParser) -> tuple[bool, int, int]:
+    match = COUNT_LINE.match(text(tree.css_first("p.count")))
+    assert match, text(tree.css_first("p.count"))
+    return bool(match.group(1)), int(match.group(2).replace(",", "")), int(match.group(3))
+
+
+def cards(tree: HTMLParser) -> list[Node]:
+    return tree.css("article.card")
+
+
+def api(client: httpx.Client, **params) -> dict:
+    resp = client.get("/api/search", params=params, headers={"accept": "application/json"})
+    assert resp.status_code == 200
+    return resp.json()
+
+
+# -- the results page -----------------------------------------------------------------------------
+def test_home_has_the_box_and_the_reference_lines(client: httpx.Client) -> None:
+    tree = page(client, "/")
+    assert text(tree.css_first(".brand")) == "Search NASA"
+    box = tree.css_first("form.search-box")
+    assert box.attributes["action"] == "/search" and box.css_first("input[name=q]") is not None
+    body = text(tree.body)
+    for line in (INTRO, "Quote a phrase for an exact phrase match.",
+                 "Source license links do not imply unrestricted reuse."):
+        assert line in body
+
+
+def test_results_page_matches_the_reference_layout(client: httpx.Client) -> None:
+    tree = page(client, "/search", q="wind tunnel")
+    body = text(tree.body)
+    assert text(tree.css_first("h1")) == "Results for “wind tunnel”"
+    assert INTRO in body and "Quote a phrase for an exact phrase match." in body
+    assert tree.css_first("input[name=q]").attributes["value"] == "wind tunnel"
+    lower, total, page_no = count_line(tree)
+    data = api(client, q="wind tunnel")
+    assert (lower, total, page_no) == (data["total_is_lower_bound"], data["total"], 1)
+    found = cards(tree)
+    assert len(found) == min(20, total) == len(data["results"])
+    assert [c.attributes["data-id"] for c in found] == [h["id"] for h in data["results"]]
+    for card, hit in zip(found, data["results"]):
+        assert text(card.css_first(".badge")) in ("NASA NTRS", "DOE OSTI")
+        assert text(card.css_first(".date")) == (str(hit["year"]) if hit["year"] else "Date not supplied")
+        assert card.css_first("h2.title a").attributes["href"] == f"/records/{hit['id']}"
+        assert card.css_first("a.related-link").attributes["href"] == f"/records/{hit['id']}/related"
+        original = card.css_first("a.original")
+        assert original.attributes["href"] == hit["url"]
+        label = text(original)
+        assert label.endswith("↗") and len(label) <= 51
+        assert hit["link_label"].startswith(label[:-1].strip())
+    marks = tree.css("p.snippet mark")
+    assert marks and all(re.match(r"^(wind|tunnel)", text(m).lower()) for m in marks)  # stems too
+
+
+def test_source_tabs_show_facet_counts_and_keep_the_query(client: httpx.Client) -> None:
+    tree = page(client, "/search", q="energy")
+    data = api(client, q="energy")
+    counts = {b["value"]: b["count"] for b in data["facets"]["source"]}
+    tabs = tree.css("nav.tabs a.tab")
+    labels = [text(t) for t in tabs]
+    assert labels == [f"All sources {sum(counts.values()):,}", f"NASA NTRS {counts.get('ntrs', 0):,}",
+                      f"DOE OSTI {counts.get('osti', 0):,}"]
+    assert "active" in tabs[0].attributes["class"]
+    for tab, source in zip(tabs, (None, "ntrs", "osti")):
+        query = parse_qs(urlsplit(tab.attributes["href"]).query)
+        assert query["q"] == ["energy"] and query.get("source") == ([source] if source else None)
+    ntrs = page(client, tabs[1].attributes["href"])
+    assert {text(c.css_first(".badge")) for c in cards(ntrs)} == {"NASA NTRS"}
+    assert "active" in ntrs.css("nav.tabs a.tab")[1].attributes["class"]
+    assert count_line(ntrs)[1] == counts["ntrs"]
+
+
+def test_pagination_moves_through_disjoint_pages(client: httpx.Client) -> None:
+    first = page(client, "/search", q="engine")
+    total = count_line(first)[1]
+    assert total > 40
+    nav = first.css_first("nav.pagination")
+    assert text(nav.css_first(".current")) == "1" and nav.css_first("a.prev") is None
+    second = page(client, nav.css_first("a.next").attributes["href"])
+    assert count_line(second)[1:] == (total, 2)
+    ids1 = {c.attributes["data-id"] for c in cards(first)}
+    ids2 = {c.attributes["data-id"] for c in cards(second)}
+    assert len(ids2) == 20 and not ids1 & ids2
+    assert second.css_first("nav.pagination a.prev") is not None
+    numbers = [text(a) for a in first.css("nav.pagination a.page")]
+    assert "2" in numbers and str((total + 19) // 20) in numbers
+
+
+def undated_record(home: Path) -> tuple[str, str]:
+    """A real sample record without a date, whose title is plain words (so it can be searched)."""
+    from searchnasa.store import open_store
+
+    store = open_store(home, readonly=True)
+    try:
+        for _, record in store.iter_records(0):
+            if record.year is None and re.fullmatch(r"[A-Za-z ]{20,}", record.title):
+                return record.id, record.title
+    finally:
+        store.close()
+    raise AssertionError("the sample has no undated record with a plain title")
+
+
+def test_missing_dates_say_date_not_supplied(client: httpx.Client, web_home: Path) -> None:
+    record_id, _ = undated_record(web_home)
+    record = client.get(f"/api/records/{record_id}", headers={"accept": "application/json"}).json()
+    assert record["year"] is None
+    tree = page(client, "/search", q=record["title"], source="ntrs")
+    card = next(c for c in cards(tree) if c.attributes["data-id"] == record_id)
+    assert text(card.css_first(".date")) == "Date not supplied"
+    record_page = page(client, f"/records/{record_id}")
+    assert "Date not supplied" in text(record_page.css_first("p.meta"))
+
+
+def test_empty_result_suggests_dropping_a_filter(client: httpx.Client) -> None:
+    tree = page(client, "/search", q='"zzqx nothing matches this"', source="osti")
+    assert count_line(tree)[1] == 0 and not cards(tree)
+    empty = text(tree.css_first(".empty"))
+    assert "No records match" in empty and "dropping a filter" in empty and "quotes" in empty
+    assert tree.css_first("nav.pagination") is None
+
+
+def test_degraded_query_says_how_it_was_read(client: httpx.Client) -> None:
+    tree = page(client, "/search", q='"wind tunnel')
+    assert text(tree.css_first(".read-as")).startswith("Read as:")
+    assert "Added the missing closing quote." in [text(n) for n in tree.css(".notice")]
+    plain = page(client, "/search", q="wind tunnel")
+    assert plain.css_first(".read-as") is None
+
+
+def test_identifier_goes_straight_to_the_record(client: httpx.Client) -> None:
+    resp = client.get("/search", params={"q": "10.1515/nanoph-2025-0180"})
+    assert resp.status_code == 303 and resp.headers["location"] == "/records/osti:3002493"
+    resp = client.get("/search", params={"q": "ntrs:19770084252"})
+    assert resp.status_code == 303 and resp.headers["location"] == "/records/ntrs:19770084252"
+
+
+def test_filters_form_and_facet_counts(client: httpx.Client) -> None:
+    tree = page(client, "/search", q="wind tunnel")
+    form = tree.css_first("aside.filters form")
+    assert form.attributes["method"] == "get" and form.attributes["action"] == "/search"
+    assert [o.attributes["value"] for o in form.css("select[name=sort] option")] == ["relevance", "newest", "oldest"]
+    boxes = form.css("input[type=checkbox][name=subject]")
+    assert boxes
+    subject = boxes[0].attributes["value"]
+    shown = int(text(boxes[0].parent.css_first(".facet-count")).replace(",", ""))
+    filtered = page(client, "/search", q="wind tunnel", subject=subject)
+    assert count_line(filtered)[1] == shown
+    checked = filtered.css_first("input[name=subject][checked]")
+    assert checked is not None and checked.attributes["value"] == subject
+    assert filtered.css_first("a.clear") is not None
+    years = page(client, "/search", q="engine", year_from="1960", year_to="1969", sort="newest")
+    got = [int(text(c.css_first(".date"))) for c in cards(years)]
+    assert got and all(1960 <= y <= 1969 for y in got) and got == sorted(got, reverse=True)
+
+
+def test_page_tolerates_typed_nonsense(client: httpx.Client) -> None:
+    tree = page(client, "/search", q="engine", page="99999", year_from="nineteen", source="mars")
+    notices = " ".join(text(n) for n in tree.css(".notice"))
+    assert "not a number" in notices and "unknown source" in notices
+    assert count_line(tree)[2] == 1000
+    tree = page(client, "/search", status=400, q="x" * 1001)
+    assert "1,000" in text(tree.css_first(".error-message"))
+
+
+# -- record and related pages ---------------------------------------------------------------------
+def test_record_page_shows_every_field(client: httpx.Client) -> None:
+    tree = page(client, "/records/ntrs:19770084252")
+    body = text(tree.body)
+    assert text(tree.css_first("h1")).startswith("Supercritical Wing Technology")
+    assert text(tree.css_first(".badge")) == "NASA NTRS"
+    for expected in ("NASA-SP-301", "Armstrong Flight Research Center", "Aerodynamics",
+                     "Special Publication (SP)", "Gov public use permitted", "Export control: None",
+                     "Source license links do not imply unrestricted reuse."):
+        assert expected in body, expected
+    dates = [text(li) for li in tree.css("ul.dates li")]
+    assert "Published 1972-02-29" in dates and "Created 2013-08-09" in dates
+    hrefs = {a.attributes.get("href") for a in tree.css("a")}
+    assert "https://ntrs.nasa.gov/citations/19770084252" in hrefs
+    assert "https://ntrs.nasa.gov/api/citations/19770084252/downloads/19770084252.pdf" in hrefs
+    related = tree.css("section.related li.related-item")
+    assert related and all(r.css_first("a").attributes["href"].startswith("/records/") for r in related)
+
+
+def test_record_page_authors_orcid_doi(client: httpx.Client) -> None:
+    tree = page(client, "/records/osti:3002493")
+    authors = [text(li) for li in tree.css("ul.authors li")]
+    assert authors[0].startswith("Zhao, Huan (Oak Ridge National Laboratory (ORNL)")
+    assert len(authors) == 6
+    hrefs = {a.attributes.get("href") for a in tree.css("a")}
+    assert "https://orcid.org/0000-0002-4982-0865" in hrefs
+    assert "https://doi.org/10.1515/nanoph-2025-0180" in hrefs
+    roles = [text(li) for li in tree.css("ul.organizations li")]
+    assert "USDOE sponsor" in roles
+
+
+def test_related_page(client: httpx.Client) -> None:
+    title = client.get("/api/records/ntrs:19770084252", headers={"accept": "application/json"}).json()["title"]
+    tree = page(client, "/records/ntrs:19770084252/related")
+    assert text(tree.css_first("h1")) == f"Related papers: {title[:50].rstrip()}…"
+    items = tree.css("li.related-item")
+    assert 5 <= len(items) <= 20
+    for item in items:
+        assert item.css_first("h3.title a").attributes["href"].startswith("/records/")
+        assert text(item.css_first(".reasons"))
+        snippet = item.css_first(".snippet")
+        if snippet is not None:
+            assert len(text(snippet)) <= 400
+
+
+def test_unknown_record_is_a_404_page(client: httpx.Client) -> None:
+    tree = page(client, "/records/ntrs:00000000000", status=404)
+    assert text(tree.css_first("h1")) == "Not found"
+    page(client, "/records/..%2F..%2Fetc%2Fpasswd", status=404)
+    page(client, "/no/such/page", status=404)
+
+
+# -- hostile record text --------------------------------------------------------------------------
+def assert_inert(tree: HTMLParser, raw: str) -> None:
+    """No markup from record text became markup: no script, no handlers, no script URLs."""
+    assert tree.css("script") == [], "a <script> element made it into the page"
+    assert tree.css("img, svg, iframe, object, embed") == []
+    for node in tree.css("*"):
+        for name, value in node.attributes.items():
+            assert not name.lower().startswith("on"), (node.tag, name)
+            if name in ("href", "src", "action"):
+                assert not (value or "").strip().lower().startswith(("javascript:", "data:")), value
+    for needle in ("<script", "<img", "<svg", "<b onmouseover"):
+        assert needle not in raw.lower(), needle
+
+
+def test_hostile_record_text_renders_as_text(client: httpx.Client) -> None:
+    resp = client.get("/search", params={"q": HOSTILE_MARKER})
+    tree = HTMLParser(resp.text)
+    assert_inert(tree, resp.text)
+    card = cards(tree)
+    assert [c.attributes["data-id"] for c in card] == [HOSTILE_ID]
+    assert "<script>alert(1)</script>" in text(card[0].css_first("h2.title"))
+    assert "<img src=x onerror=alert(2)>" in text(card[0].css_first(".snippet"))
+    assert card[0].css_first("a.original") is None  # its landing link is javascript: -> dropped
+
+    resp = client.get(f"/records/{HOSTILE_ID}")
+    assert resp.status_code == 200
+    tree = HTMLParser(resp.text)
+    assert_inert(tree, resp.text)
+    body = text(tree.body)
+    for shown in ("<script>alert(5)</script> Synthetic, Author", "<img src=x onerror=alert(6)>",
+                  "<b onmouseover=alert(7)>synthetic subject</b>", "<svg onload=alert(8)>",
+                  "<script>alert(9)</script> Synthetic Lab", "SYN-<i>1</i>"):
+        assert shown in body, shown
+    doi = next(a for a in tree.css("a.doi"))
+    assert doi.attributes["href"].startswith("https://doi.org/10.0000/synthetic%22%3E%3Cscript%3E")
+
+    resp = client.get(f"/records/{HOSTILE_ID}/related")
+    assert resp.status_code == 200
+    assert_inert(HTMLParser(resp.text), resp.text)
+    assert text(HTMLParser(resp.text).css_first("h1")).endswith("heat shield <script>a…")
+
+
+def test_hostile_query_text_is_escaped(client: httpx.Client) -> None:
+    evil = '"><script>alert(13)</script><img src=x onerror=alert(14)>'
+    resp = client.get("/search", params={"q": evil})
+    assert resp.status_code == 200
+    tree = HTMLParser(resp.text)
+    assert_inert(tree, resp.text)
+    assert tree.css_first("input[name=q]").attributes["value"] == evil
+    assert evil in text(tree.css_first("h1"))
+
+
+# -- follow a search, cite, export ----------------------------------------------------------------
+def test_results_page_links_a_permalink_and_a_valid_atom_feed(client: httpx.Client) -> None:
+    import feedparser
+
+    tree = page(client, "/search", q="heat transfer", source="ntrs", page="2")
+    permalink = tree.css_first("a.permalink").attributes["href"]
+    assert parse_qs(urlsplit(permalink).query) == {"q": ["heat transfer"], "source": ["ntrs"], "page": ["2"]}
+    assert [c.attributes["data-id"] for c in cards(page(client, permalink))] == \
+        [c.attributes["data-id"] for c in cards(tree)]
+    alternate = tree.css_first('head link[rel=alternate][type="application/atom+xml"]').attributes["href"]
+    assert alternate == tree.css_first("a.feed").attributes["href"]
+    resp = client.get(alternate)
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("application/atom+xml")
+    feed = feedparser.parse(resp.content)
+    assert not feed.bozo, feed.bozo_exception
+    assert feed.version == "atom10" and "heat transfer" in feed.feed.title
+    newest = api(client, q="heat transfer", source="ntrs", sort="newest", per_page=50)
+    assert [e.link for e in feed.entries] == [h["url"] for h in newest["results"]]
+
+
+def test_record_citations_parse_back(client: httpx.Client) -> None:
+    import bibtexparser
+    import rispy
+
+    tree = page(client, "/records/osti:3002493")
+    links = {text(a): a.attributes["href"] for a in tree.css("a.cite")}
+    assert set(links) == {"BibTeX", "RIS", "CSL-JSON", "CSV"}
+    bib = client.get(links["BibTeX"])
+    assert bib.status_code == 200 and bib.headers["content-type"].startswith("application/x-bibtex")
+    entry = bibtexparser.parse_string(bib.text).entries[0]
+    assert "Quantum light" in entry.fields_dict["title"].value
+    assert "Fern" in entry.fields_dict["author"].value
+    ris = rispy.loads(client.get(links["RIS"]).text)
+    assert ris[0]["doi"] == "10.1515/nanoph-2025-0180"
+
+
+def test_export_a_whole_result_set_in_result_order(client: httpx.Client) -> None:
+    import csv
+    import io
+
+    import rispy
+
+    tree = page(client, "/search", q="engine")
+    href = next(a.attributes["href"] for a in tree.css("a.export") if text(a) == "RIS")
+    resp = client.get(href + "&limit=150")
+    assert resp.status_code == 200
+    entries = rispy.loads(resp.text)
+    expected = [h["id"] for p in (1, 2) for h in api(client, q="engine", per_page=100, page=p)["results"]]
+    assert [e["id"] for e in entries] == expected[:150]
+    sel = client.get("/api/export", params=[("format", "csv"), ("ids", HOSTILE_ID), ("ids", "osti:3002493")])
+    rows = list(csv.DictReader(io.StringIO(sel.text)))
+    assert [r["id"] for r in rows] == [HOSTILE_ID, "osti:3002493"]
+    assert rows[0]["title"] == f"Synthetic {HOSTILE_MARKER} heat shield <script>alert(1)</script> test"
+    missing = client.get("/api/export", params={"format": "csv", "ids": "osti:0"})
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+# -- one card per work ----------------------------------------------------------------------------
+def test_copies_of_a_work_show_as_one_card_with_also_in(client: httpx.Client) -> None:
+    tree = page(client, "/search", q='"Askaryan effect in rock salt"')
+    assert count_line(tree)[1] == 2  # the count says records: both copies match
+    found = cards(tree)
+    assert len(found) == 1
+    shown = found[0].attributes["data-id"]
+    other = {"osti:1442457": "ntrs:99000000001", "ntrs:99000000001": "osti:1442457"}[shown]
+    also = found[0].css_first(".also-in")
+    assert text(also) == f"Also in: {'NASA NTRS' if other.startswith('ntrs') else 'DOE OSTI'}"
+    assert also.css_first("a").attributes["href"] == f"/records/{other}"
+    record = page(client, f"/records/{other}")
+    copies = record.css_first("section.copies")
+    assert copies.css_first(f'a[href="/records/{shown}"]') is not None
+    assert "same DOI 10.1103/physrevd.72.023002" in text(copies.css_first(".merge-reasons"))
+    api_hits = api(client, q='"Askaryan effect in rock salt"')["results"]
+    assert [h["id"] for h in api_hits] == [shown] and api_hits[0]["also_in"][0]["id"] == other
