@@ -265,3 +265,9 @@ def test_raw_bytes_and_odd_ids_never_500(client: httpx.Client, raw: str, rid: st
     assert record.status_code in (404, 422) or (record.status_code == 200 and record.json()["id"] == rid)
     if record.status_code != 200:
         assert_error(record, (404, 422))
+
+
+def test_large_answers_are_compressed(client: httpx.Client) -> None:
+    resp = client.get("/search", params={"q": "engine"}, headers={"accept-encoding": "gzip"})
+    assert resp.headers["content-encoding"] == "gzip" and "Results for" in resp.text
+    assert resp.headers["x-content-type-options"] == "nosniff"

@@ -91,7 +91,8 @@ def test_import_twice_changes_nothing(raw_dir: Path, tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     total = open_store(home).count()
     assert f"{total} new, 0 changed" in first.stdout
-    second = run_cli("import", *files, home=home)
+    # The second time the directory is given: it stands for the same files (PROVENANCE.md left out).
+    second = run_cli("import", str(raw_dir), home=home)
     assert second.returncode == 0, second.stderr
     assert f"0 new, 0 changed, {total} unchanged, 0 skipped" in second.stdout
     store = open_store(home)
@@ -188,13 +189,19 @@ def test_commands_on_a_corrupt_store_give_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("args", [("import",), ("import", "/no/such/file.json")])
+@pytest.mark.parametrize("args", [("import",), ("import", "/no/such/file.json"), ("import", "EMPTY_DIR")])
 def test_import_usage_errors(tmp_path: Path, args: tuple[str, ...]) -> None:
+    empty_dir = tmp_path / "nothing_here"
+    empty_dir.mkdir()
+    (empty_dir / "PROVENANCE.md").write_text("not a record file\n", encoding="utf-8")
+    args = tuple(str(empty_dir) if a == "EMPTY_DIR" else a for a in args)
     result = run_cli(*args, home=tmp_path / "home")
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
-    if len(args) > 1:
+    if "/no/such/file.json" in args:
         assert "/no/such/file.json: no such file" in result.stderr
+    if str(empty_dir) in args:
+        assert f"{empty_dir}: no importable files" in result.stderr
 
 
 def test_home_option_overrides_environment(raw_dir: Path, tmp_path: Path) -> None:

@@ -335,7 +335,7 @@ def test_results_page_links_a_permalink_and_a_valid_atom_feed(client: httpx.Clie
     feed = feedparser.parse(resp.content)
     assert not feed.bozo, feed.bozo_exception
     assert feed.version == "atom10" and "heat transfer" in feed.feed.title
-    newest = api(client, q="heat transfer", source="ntrs", sort="newest", per_page=50)
+    newest = api(client, q="heat transfer", source="ntrs", sort="newest", per_page=50, mode="lexical")
     assert [e.link for e in feed.entries] == [h["url"] for h in newest["results"]]
 
 

@@ -92,7 +92,7 @@ class ReplayServer:
                  osti_items: list[dict[str, Any]] | None = None, *, window: int = 10000,
                  rate_limit: tuple[int, float] | None = None, latency: float = 0.0,
                  stall: float = 2.0, osti_date_filters_fail: bool = False,
-                 osti_max_rows: int = 1000, clock: Callable[[], float] = time.monotonic) -> None:
+                 osti_max_rows: int = 1000, total_cap: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.ntrs_items = list(ntrs_items or [])
         self.osti_items = list(osti_items or [])
         self.window = window
@@ -101,6 +101,7 @@ class ReplayServer:
         self.stall = stall
         self.osti_date_filters_fail = osti_date_filters_fail
         self.osti_max_rows = osti_max_rows
+        self.total_cap = total_cap  # Elasticsearch's track_total_hits: bigger totals become estimates
         self.clock = clock  # the rate limit's clock; tests pass a fake one the client's sleep advances
         self.log: list[Logged] = []
         self._ntrs_index: list[tuple[dict[str, str | None], dict[str, Any]]] | None = None
@@ -300,8 +301,9 @@ class ReplayServer:
         centers = Counter(str((i.get("center") or {}).get("code")) for _, i in matched if i.get("center"))
         years = Counter(k["published"][:4] for k, _ in matched if k["published"])
         return {
-            "stats": {"took": int((time.perf_counter() - started) * 1000), "total": len(matched),
-                      "estimate": False, "maxScore": 0},
+            "stats": {"took": int((time.perf_counter() - started) * 1000),
+                      "total": min(len(matched), self.total_cap or len(matched)),
+                      "estimate": bool(self.total_cap and len(matched) > self.total_cap), "maxScore": 0},
             "results": [{"_meta": {"score": 0}, **item} for item in page],
             "aggregations": {
                 "center": {"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0,

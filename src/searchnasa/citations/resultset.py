@@ -30,7 +30,7 @@ def iter_result_records(service: Any, req: SearchRequest, limit: int,
             if rid in found:
                 yield found[rid]
         sent += len(ids)
-        if len(resp.results) < MAX_PER_PAGE or sent >= limit:
-            return
+        if page * MAX_PER_PAGE >= resp.total or sent >= limit:
+            return  # (a page may hold fewer cards than per_page when copies of a work are folded)
         page += 1
         resp = service.search(req.model_copy(update={"page": page}))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import date
 from enum import Enum
@@ -19,6 +20,18 @@ from .app import HomeOption, app, console, err_console, print_json, progress_bar
 class HarvestSource(str, Enum):
     ntrs = "ntrs"
     osti = "osti"
+
+
+def _log_to_stderr() -> None:
+    """Harvest warnings (fallbacks, window limits) go to stderr above the progress bar, once."""
+    from rich.logging import RichHandler
+
+    logger = logging.getLogger("searchnasa.harvest")
+    if not any(isinstance(h, RichHandler) for h in logger.handlers):
+        handler = RichHandler(console=err_console, show_time=False, show_path=False)
+        handler.setLevel(logging.WARNING)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def _parse_day(value: Optional[str], flag: str) -> Optional[date]:
@@ -77,6 +90,7 @@ def harvest(
         distribution=distribution, page_size=page_size,
     )
     options.check()
+    _log_to_stderr()
     settings = settings_for(home)
     store = open_store(settings.home)
     started = time.perf_counter()

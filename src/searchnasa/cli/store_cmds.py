@@ -19,7 +19,8 @@ from .app import HomeOption, app, console, err_console, print_json, progress_bar
 
 @app.command("import")
 def import_cmd(
-    paths: list[Path] = typer.Argument(..., help="Files to import (format detected from content)."),
+    paths: list[Path] = typer.Argument(
+        ..., help="Files to import (format detected from content); a directory means the files under it."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
     home: Optional[Path] = HomeOption,
 ) -> None:

@@ -111,8 +111,10 @@ class NtrsWalker:
             params["sort.order"] = "asc"
         return self.client.request("GET", self.url, params=params, validate=validate_search).data
 
-    def _count(self, ranges: dict[str, list[str]]) -> int:
-        return int(self._search(ranges, 0, 1, sort=False)["stats"]["total"])
+    def _count(self, ranges: dict[str, list[str]]) -> tuple[int, bool]:
+        """``stats.total`` and whether it is only a lower bound (``stats.estimate``)."""
+        stats = self._search(ranges, 0, 1, sort=False)["stats"]
+        return int(stats["total"]), stats.get("estimate") is True
 
     def _shrink_limit(self, exc: ClientError, page_from: int, size: int) -> bool:
         """A 400 about the result window teaches us the server's real limit; anything else is fatal."""
@@ -134,14 +136,15 @@ class NtrsWalker:
     def pages(self) -> Iterator[Page]:
         st = self.state
         if st["phase"] == "count":
-            st["total"] = self._count({})
+            total, estimate = self._count({})
+            st["total"] = None if estimate else total  # a capped count is no use for progress or gaps
             st["stack"] = [{"published": st["published_range"], "from": 0}]
             st["phase"] = "windows"
             yield Page([], copy.deepcopy(st))
         if st["phase"] == "windows":
             yield from self._windows()
             st["phase"] = "gap"
-            if st["total"] is not None and st["in_windows"] < st["total"]:
+            if st["total"] is None or st["in_windows"] < st["total"]:
                 st["gap_stack"] = [{"created": st["created_range"], "offset": None}]
             yield Page([], copy.deepcopy(st))
         if st["phase"] == "gap":
@@ -160,7 +163,8 @@ class NtrsWalker:
             if halves is None:
                 return None
             parts = [{"published": w["published"], "created": h, "from": 0} for h in halves]
-        parts[0]["left_of"] = w.get("total")  # the right half then holds parent minus left
+        if not w.get("estimated"):
+            parts[0]["left_of"] = w.get("total")  # the right half then holds parent minus left
         return parts
 
     def _windows(self) -> Iterator[Page]:
@@ -191,7 +195,11 @@ class NtrsWalker:
                     continue
             if data is not None:
                 total = int(data["stats"]["total"])
-                if w["from"] == 0 and w.get("left_of") is not None and len(stack) > 1:
+                estimated = data["stats"].get("estimate") is True
+                if estimated and total >= limit:
+                    total = limit + 1  # only a lower bound: certainly too big for one window
+                w["estimated"] = estimated
+                if w["from"] == 0 and w.get("left_of") is not None and len(stack) > 1 and not estimated:
                     stack[-2]["expect"] = max(int(w.pop("left_of")) - total, 0)
                 w["total"] = total
                 if w["from"] == 0 and total > limit and not w.get("capped"):
@@ -231,12 +239,15 @@ class NtrsWalker:
             created = {"created": w["created"]}
             limit = st["limit"]
             if w["offset"] is None:
+                capped = False
                 if "whole" in w:  # known from the parent minus the left sibling: no request needed
                     whole, dated = w["whole"], w["dated"]
                 else:
-                    whole = self._count(created)
-                    dated = self._count({**created, **pub})
-                if w.get("left_of") and len(stack) > 1:
+                    whole, capped = self._count(created)
+                    dated = self._count({**created, **pub})[0] if not capped else 0
+                    if capped:
+                        whole = max(whole, limit + 1)  # a lower bound: split further
+                if w.get("left_of") and len(stack) > 1 and not capped:
                     parent_whole, parent_dated = w.pop("left_of")
                     stack[-2]["whole"] = max(parent_whole - whole, 0)
                     stack[-2]["dated"] = max(parent_dated - dated, 0)
@@ -247,13 +258,19 @@ class NtrsWalker:
                 if whole > limit:
                     halves = _split_range(*w["created"])
                     stack.pop()
-                    if halves is None:
+                    if halves is None and capped:  # totals are lower bounds: nothing to count
+                        log.warning("ntrs: created day %s holds over %d records; records on it without "
+                                    "a publication date cannot be checked", w["created"][0], limit)
+                        yield Page([], copy.deepcopy(st))
+                    elif halves is None:
                         yield Page([], copy.deepcopy(st),
                                    {f"undated records past the result window on created {w['created']}":
                                     whole - dated})
                     else:
                         right = {"created": halves[1], "offset": None}
-                        left = {"created": halves[0], "offset": None, "left_of": [whole, dated]}
+                        left: dict[str, Any] = {"created": halves[0], "offset": None}
+                        if not capped:
+                            left["left_of"] = [whole, dated]
                         stack.extend([right, left])
                         yield Page([], copy.deepcopy(st))
                     continue

@@ -15,6 +15,7 @@ from typing import Any, AsyncIterator
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
 
 from .. import __version__
 from ..errors import IndexMissing, SearchNasaError
@@ -134,7 +135,8 @@ def create_app(settings: Settings | None = None, service: Any | None = None) -> 
                                 status_code=503)
         return JSONResponse({"status": "ready", "records": count})
 
-    app.add_middleware(EdgeMiddleware, rate_limit_per_minute=settings.rate_limit_per_minute)
+    app.add_middleware(GZipMiddleware, minimum_size=1024)  # result pages shrink about 5x
+    app.add_middleware(EdgeMiddleware, rate_limit_per_minute=settings.rate_limit_per_minute)  # outermost
     return app
 
 
