@@ -12,6 +12,7 @@ Choose constants on one set, confirm on the other.
 from __future__ import annotations
 
 import argparse
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -65,7 +66,7 @@ def fuse(lex: list[tuple[str, float]], sem_all: dict[str, float], method: str, w
         lex_rank = {d: i for i, (d, _) in enumerate(lex)}
         sem_sorted = sorted(sem_all, key=lambda d: -sem_all[d])
         sem_rank = {d: i for i, d in enumerate(sem_sorted[:DEPTH])}
-        s = {d: (1 - w) / (60 + lex_rank[d] + 1) * (d in lex_rank) + w / (60 + sem_rank[d] + 1) * (d in sem_rank)
+        s = {d: ((1 - w) / (61 + lex_rank[d]) if d in lex_rank else 0.0) + (w / (61 + sem_rank[d]) if d in sem_rank else 0.0)
              for d in cands}
     else:
         floor = min(lex_d.values(), default=0.0)
@@ -96,8 +97,14 @@ def main() -> int:
     provider = SemanticProvider(settings.vectors_dir)
     service = SearchService(settings)
     t = time.time()
-    lex = lexical_lists(service, data.queries)
-    qvec = {q: provider.embed_text(text) for q, text in data.queries.items()}
+    assert provider.available(), "no vectors in the eval home"
+    saved = home / f"lists-{args.title_boost}.pkl"
+    if saved.exists():
+        lex, qvec = pickle.loads(saved.read_bytes())
+    else:
+        lex = lexical_lists(service, data.queries)
+        qvec = {q: provider.embed_text(text) for q, text in data.queries.items()}
+        saved.write_bytes(pickle.dumps((lex, qvec)))
     print(f"retrieved in {time.time() - t:.0f}s", file=sys.stderr)
     ids, mat = provider._ids, provider._matrix  # noqa: SLF001 (a study script)
 

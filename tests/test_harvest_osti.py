@@ -72,6 +72,14 @@ def test_full_harvest_follows_link_headers_to_every_record_once(collection, tmp_
         assert record.identifiers.doi == "10.1103/physrevd.8.3207"
 
 
+def test_a_server_without_link_headers_is_paged_by_page_number(collection, tmp_home):
+    with ReplayServer(osti_items=collection[:450], osti_link_headers=False) as server:
+        store = open_store(tmp_home)
+        report = run_harvest("osti", store, settings_for(tmp_home, server), fast(page_size=100))
+        assert set(stored_ids(store)) == expected(collection[:450]) and report.finished
+        assert [int(e.params["page"]) for e in server.log] == [1, 2, 3, 4, 5]
+
+
 def test_incremental_uses_entry_date_start_with_overlap(collection, tmp_home):
     items = list(collection)
     with ReplayServer(osti_items=items) as server:

@@ -92,7 +92,7 @@ class ReplayServer:
                  osti_items: list[dict[str, Any]] | None = None, *, window: int = 10000,
                  rate_limit: tuple[int, float] | None = None, latency: float = 0.0,
                  stall: float = 2.0, osti_date_filters_fail: bool = False,
-                 osti_max_rows: int = 1000, total_cap: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 osti_max_rows: int = 1000, osti_link_headers: bool = True, total_cap: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.ntrs_items = list(ntrs_items or [])
         self.osti_items = list(osti_items or [])
         self.window = window
@@ -101,6 +101,7 @@ class ReplayServer:
         self.stall = stall
         self.osti_date_filters_fail = osti_date_filters_fail
         self.osti_max_rows = osti_max_rows
+        self.osti_link_headers = osti_link_headers  # False: a compatible server that sends no Link
         self.total_cap = total_cap  # Elasticsearch's track_total_hits: bigger totals become estimates
         self.clock = clock  # the rate limit's clock; tests pass a fake one the client's sleep advances
         self.log: list[Logged] = []
@@ -369,7 +370,10 @@ class ReplayServer:
 
         links = [f'<{link(page + 1)}>; rel="next"'] if page < last else []
         links.append(f'<{link(last)}>; rel="last"')
-        return body, {"X-Total-Count": str(total), "Link": ", ".join(links)}
+        headers = {"X-Total-Count": str(total)}
+        if self.osti_link_headers:
+            headers["Link"] = ", ".join(links)
+        return body, headers
 
 
 class _Handler(BaseHTTPRequestHandler):

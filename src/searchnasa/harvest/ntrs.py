@@ -262,10 +262,14 @@ class NtrsWalker:
                         log.warning("ntrs: created day %s holds over %d records; records on it without "
                                     "a publication date cannot be checked", w["created"][0], limit)
                         yield Page([], copy.deepcopy(st))
-                    elif halves is None:
+                    elif halves is None:  # read the undated records the window reaches, count the rest
+                        reachable = max(0, limit - dated)
+                        if reachable:
+                            w.update(offset=dated, end=dated + reachable)
+                            stack.append(w)
                         yield Page([], copy.deepcopy(st),
                                    {f"undated records past the result window on created {w['created']}":
-                                    whole - dated})
+                                    whole - dated - reachable})
                     else:
                         right = {"created": halves[1], "offset": None}
                         left: dict[str, Any] = {"created": halves[0], "offset": None}
@@ -276,7 +280,15 @@ class NtrsWalker:
                     continue
                 w["offset"], w["end"] = dated, whole
             size = min(st["page_size"], w["end"] - w["offset"], limit - w["offset"])
-            data = self._search(created, w["offset"], size) if size > 0 else {"results": []}
+            try:
+                data = self._search(created, w["offset"], size) if size > 0 else {"results": []}
+            except ClientError as exc:
+                if not self._shrink_limit(exc, w["offset"], size):
+                    raise HarvestError(f"ntrs: {exc.message}") from exc
+                w["offset"] = None  # count again and split under the smaller window
+                w.pop("whole", None)
+                w.pop("left_of", None)
+                continue
             results = [r for r in data["results"] if isinstance(r, dict) and not _has_published(r)]
             w["offset"] += len(data["results"])
             if not data["results"] or w["offset"] >= w["end"]:

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urlencode, urljoin
 
 import httpx
 
@@ -74,6 +74,7 @@ def new_state(*, mode: str, query: str | None, page_size: int, start: date | Non
         "phase": "walk",
         "params": params,
         "next_url": None,
+        "page": 1,
         "start": start.isoformat() if start else None,
         "until": until.isoformat() if until else None,
         "page_size": page_size,
@@ -116,7 +117,7 @@ class OstiWalker:
         st = self.state
         params = {k: v for k, v in st["params"].items() if not k.startswith("entry_date")}
         params.update({"sort": "entry_date desc", "page": 1})
-        st.update(mode="walk_desc", params=params, next_url=None)
+        st.update(mode="walk_desc", params=params, next_url=None, page=1)
 
     def pages(self) -> Iterator[Page]:
         st = self.state
@@ -139,7 +140,11 @@ class OstiWalker:
             if total is not None and total.strip().isdigit() and st["mode"] != "walk_desc":
                 st["total"] = int(total)
             items = [r for r in resp.data if isinstance(r, dict)]
+            st["page"] = st.get("page", 1) + (0 if first else 1)
             nxt = next_link(resp.headers, resp.url)
+            if "link" not in resp.headers and len(resp.data) >= int(st["params"]["rows"]):
+                # a compatible server without Link headers: count pages ourselves
+                nxt = f"{self.url}?{urlencode({**st['params'], 'page': st['page'] + 1})}"
             if st["mode"] == "walk_desc":
                 keep = [r for r in items if _in_range(r, st["start"], st["until"])]
                 passed = st["start"] is not None and any(

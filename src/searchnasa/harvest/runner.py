@@ -295,7 +295,7 @@ def run_harvest(source: str, store: Store, settings: Settings, options: HarvestO
                 batch.append(StoredItem(record, raw_format, raw, FIDELITY.get(raw_format, 3)))
             report.counts.add(store.upsert(batch, checkpoint=(name, commit_state)))
             report.fetched += len(items)
-            last_state = page.state
+            last_state = commit_state
             if on_progress:
                 on_progress(report.fetched, report.total)
             if options.max_records is not None and report.fetched >= options.max_records:

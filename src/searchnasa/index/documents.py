@@ -62,11 +62,17 @@ def to_document(record: Record) -> tantivy.Document:
         for value in values:
             doc.add_text(name, value)
             doc.add_text(f"{name}_exact", value)
+            doc.add_text("all", value)
+            doc.add_text("all_exact", value)
     for author in record.authors:
         doc.add_text("authors", author.name)
+        doc.add_text("all", author.name)
+        doc.add_text("all_exact", author.name)
     for value in identifier_strings(record):
         doc.add_text("identifiers", value)
         doc.add_text("ident_raw", value.strip().lower())
+        doc.add_text("all", value)
+        doc.add_text("all_exact", value)
     doc.add_text("source", record.source)
     if record.year is not None:
         doc.add_integer("year", record.year)

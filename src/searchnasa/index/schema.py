@@ -2,6 +2,11 @@
 the snippet highlighter all tokenize text exactly the same way.
 
 Why this layout:
+- ``all``/``all_exact`` hold every searchable text once more (title, abstract, subjects,
+  keywords, organizations, authors, identifiers): an unfielded word or phrase is matched on this
+  one field (one posting list per word instead of one per field, which is what keeps multi-word
+  queries fast at millions of records), and the title copy adds a boost for matches in the title.
+  Multi-valued fields get a position gap, so a phrase never spans two values.
 - Every searchable text field exists twice: stemmed (``en_stem``, for bare words: "tunnels" finds
   "tunnel") and unstemmed (``default``: lowercase only, for quoted phrases, which must match exactly).
 - Filters and facets read fast fields (``source``, ``year``, ``document_type``, ``subject_value``,
@@ -19,7 +24,7 @@ import hashlib
 
 import tantivy
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Text fields: (stemmed field, exact field). Boosts apply to bare words on that field.
 TEXT_FIELDS: dict[str, tuple[str, str]] = {
@@ -32,6 +37,7 @@ TEXT_FIELDS: dict[str, tuple[str, str]] = {
 # Fields indexed once with the unstemmed analyzer (names and identifiers are not English words).
 PLAIN_FIELDS = ("authors", "identifiers")
 
+TITLE_BOOST = 2.0  # an unfielded match in the title adds this times the title field's BM25
 BOOSTS: dict[str, float] = {
     "title": 3.0,
     "abstract": 1.0,
@@ -51,6 +57,8 @@ def build_schema() -> tantivy.Schema:
     """The schema; bump :data:`SCHEMA_VERSION` whenever this changes (forces a full rebuild)."""
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("all", tokenizer_name=STEM_TOKENIZER, index_option="position")
+    sb.add_text_field("all_exact", tokenizer_name=PLAIN_TOKENIZER, index_option="position")
     sb.add_integer_field("key", indexed=False, fast=True)
     for stem_name, exact_name in TEXT_FIELDS.values():
         sb.add_text_field(stem_name, tokenizer_name=STEM_TOKENIZER, index_option="position")

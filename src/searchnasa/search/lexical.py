@@ -11,42 +11,28 @@ from collections.abc import Iterable, Sequence
 
 import tantivy
 
-from ..index.schema import BOOSTS, PLAIN_ANALYZER, STEM_ANALYZER
+from ..index.schema import BOOSTS, PLAIN_ANALYZER, STEM_ANALYZER, TITLE_BOOST
 from .query import IdSet, MatchAll, Node, Not, Or, Phrase, SourceIs, Term, YearRange, And
 
 Occur = tantivy.Occur
 Q = tantivy.Query
 
-# For bare words: (index field, analyzer, boost key)
+# Fielded words: (index field, analyzer, boost key). Unfielded words use the catch-all ``all``.
 _WORD_FIELDS: dict[str | None, list[tuple[str, tantivy.TextAnalyzer, str]]] = {
-    None: [
-        ("title", STEM_ANALYZER, "title"),
-        ("abstract", STEM_ANALYZER, "abstract"),
-        ("subjects", STEM_ANALYZER, "subjects"),
-        ("keywords", STEM_ANALYZER, "keywords"),
-        ("organizations", STEM_ANALYZER, "organizations"),
-        ("authors", PLAIN_ANALYZER, "authors"),
-        ("identifiers", PLAIN_ANALYZER, "identifiers"),
-    ],
     "title": [("title", STEM_ANALYZER, "title")],
     "abstract": [("abstract", STEM_ANALYZER, "abstract")],
     "subject": [("subjects", STEM_ANALYZER, "subjects"), ("keywords", STEM_ANALYZER, "keywords")],
     "keyword": [("keywords", STEM_ANALYZER, "keywords")],
     "author": [("authors", PLAIN_ANALYZER, "authors")],
 }
-# For quoted phrases: the unstemmed copies only, so "wind tunnels" does not match "wind tunnel".
+# Fielded phrases: the unstemmed copies only. Unfielded phrases use ``all_exact``.
 _PHRASE_FIELDS: dict[str | None, list[tuple[str, str]]] = {
-    None: [("title_exact", "title"), ("abstract_exact", "abstract"), ("subjects_exact", "subjects"),
-           ("keywords_exact", "keywords"), ("organizations_exact", "organizations"),
-           ("authors", "authors"), ("identifiers", "identifiers")],
     "title": [("title_exact", "title")],
     "abstract": [("abstract_exact", "abstract")],
     "subject": [("subjects_exact", "subjects"), ("keywords_exact", "keywords")],
     "keyword": [("keywords_exact", "keywords")],
     "author": [("authors", "authors")],
 }
-# The fields a phrase may be found in: used by tests and snippets to check exactness.
-PHRASE_SEARCHED_FIELDS = ("title", "abstract", "subjects", "keywords", "organizations", "authors", "identifiers")
 
 
 def _tokens_query(schema: tantivy.Schema, field: str, tokens: Sequence[str]) -> tantivy.Query:
@@ -68,8 +54,20 @@ def _boosted(q: tantivy.Query, key: str) -> tantivy.Query:
     return q if boost == 1.0 else Q.boost_query(q, boost)
 
 
+def _all_fields(schema: tantivy.Schema, field: str, title_field: str, tokens: list[str]) -> tantivy.Query:
+    """Match on the catch-all field; a match in the title adds a boosted title score."""
+    return Q.boolean_query([
+        (Occur.Must, _tokens_query(schema, field, tokens)),
+        (Occur.Should, Q.boost_query(_tokens_query(schema, title_field, tokens), TITLE_BOOST)),
+    ])
+
+
 def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
-    """A word on each of its fields (summed BM25, title boosted); multi-token words as phrases."""
+    """A word (stemmed) anywhere, title matches boosted; fielded words on their fields only.
+    A word the analyzer splits (``X-15``) is matched as a phrase of its parts."""
+    if node.field is None:
+        tokens = STEM_ANALYZER.analyze(node.text)
+        return _all_fields(schema, "all", "title", tokens) if tokens else Q.empty_query()
     parts = []
     for field, analyzer, key in _WORD_FIELDS[node.field]:
         tokens = analyzer.analyze(node.text)
@@ -79,9 +77,12 @@ def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
 
 
 def phrase_query(schema: tantivy.Schema, node: Phrase) -> tantivy.Query:
+    """Exact words in order on the unstemmed copies ("wind tunnels" does not match "wind tunnel")."""
     tokens = PLAIN_ANALYZER.analyze(node.text)
     if not tokens:
         return Q.empty_query()
+    if node.field is None:
+        return _all_fields(schema, "all_exact", "title_exact", tokens)
     return _any([_boosted(_tokens_query(schema, field, tokens), key)
                  for field, key in _PHRASE_FIELDS[node.field]])
 

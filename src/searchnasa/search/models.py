@@ -70,6 +70,8 @@ class SearchResponse(BaseModel):
     results: list[SearchHit] = Field(default_factory=list)
     facets: dict[str, list[FacetBucket]] = Field(default_factory=dict)
     redirect_id: str | None = None
+    # facets whose counts were estimated from a uniform sample of a very large result set
+    facets_estimated: list[str] = Field(default_factory=list)
     took_ms: float = 0.0
 
 

@@ -42,6 +42,10 @@ Occur = tantivy.Occur
 FUSION_DEPTH = 200  # lexical hits fused with semantic candidates; deeper ranks follow lexical order
 SEMANTIC_K = 200  # semantic candidates asked for
 FACET_SIZE = 15
+# Above this many matches, label facets are counted on a uniform sample of about this many.
+FACET_EXACT_MAX = 50_000
+KEY_SPACE = 1 << 63  # ``key`` (the id hash) is uniform over [0, 2**63)
+LABEL_FACETS = ("document_type", "subject", "organization")
 NO_DATE = "Date not supplied"
 
 # facet name -> the request filter it ignores (so a facet shows what choosing it would give)
@@ -198,11 +202,11 @@ class SearchService:
         if redirect_id is not None and not any(h.id == redirect_id for h in results):
             redirect_id = None  # filtered out: do not send the user to a record the filters hide
         interpreted_text = f"Read as: {interpreted}"
-        facets = self._facets(searcher, base, filters)
+        facets, estimated = self._facets(searcher, schema, base, filters, known_total=total)
         return SearchResponse(
             query=req.q, interpreted=interpreted_text, notices=notices, total=total,
             total_is_lower_bound=False, page=req.page, per_page=req.per_page, mode=mode,
-            results=results, facets=facets, redirect_id=redirect_id,
+            results=results, facets=facets, redirect_id=redirect_id, facets_estimated=estimated,
             took_ms=round((time.perf_counter() - started) * 1000, 3),
         )
 
@@ -313,21 +317,53 @@ class SearchService:
             page.extend(_Ranked(a, float(s)) for s, a in tail.hits)
         return int(total), page
 
-    def _facets(self, searcher: tantivy.Searcher, base: tantivy.Query,
-                filters: dict[str, tantivy.Query]) -> dict[str, list[FacetBucket]]:
-        """Facet counts for the query under every filter except the facet's own."""
+    def _facets(self, searcher: tantivy.Searcher, schema: tantivy.Schema, base: tantivy.Query,
+                filters: dict[str, tantivy.Query], known_total: int | None = None,
+                ) -> tuple[dict[str, list[FacetBucket]], list[str]]:
+        """Facet counts for the query under every filter except the facet's own.
+
+        Source, year and decade counts are always exact. The label facets (document type,
+        subject, organization) cost time per matching document, so above
+        ``FACET_EXACT_MAX`` matches they are counted on a uniform, deterministic sample of the
+        matches (by id hash) and scaled; those facet names are returned as estimated.
+        """
         groups: dict[str | None, list[str]] = {}
         for facet, own in FACET_OWN_FILTER.items():
             groups.setdefault(own if own in filters else None, []).append(facet)
-        raw: dict[str, Any] = {}
+        raw: dict[str, list[dict[str, Any]]] = {}
+        estimated: list[str] = []
         for excluded, facets in groups.items():
             query = with_filters(base, [q for name, q in filters.items() if name != excluded])
-            aggs = {f: _AGGS[f] for f in facets if f in _AGGS}
-            if "decade" in facets and "year" not in aggs:
-                aggs["year"] = _AGGS["year"]
-            result = searcher.aggregate(query, aggs)
+            labels = [f for f in facets if f in LABEL_FACETS]
+            exact_aggs = {"source": _AGGS["source"]}
+            if "year" in facets or "decade" in facets:
+                exact_aggs["year"] = _AGGS["year"]
+            matches = known_total if excluded is None else None
+            if matches is not None and matches <= FACET_EXACT_MAX:
+                # small enough: every facet exact, in one pass over the matches
+                exact = searcher.aggregate(query, {**exact_aggs, **{f: _AGGS[f] for f in labels}})
+                result, scale = exact, 1.0
+            else:
+                exact = searcher.aggregate(query, exact_aggs)
+                matches = sum(int(b["doc_count"]) for b in exact.get("source", {}).get("buckets", []))
+                result, scale = exact, 1.0
+                if labels and 0 < matches <= FACET_EXACT_MAX:
+                    result = searcher.aggregate(query, {f: _AGGS[f] for f in labels})
+                elif labels and matches > FACET_EXACT_MAX:
+                    cut = int(KEY_SPACE * FACET_EXACT_MAX / matches)
+                    sample = Q.range_query(schema, "key", tantivy.FieldType.Integer, 0, cut)
+                    result = searcher.aggregate(
+                        Q.boolean_query([(Occur.Must, query), (Occur.Must, sample)]),
+                        {**{f: _AGGS[f] for f in labels}, "_sampled": _AGGS["source"]})
+                    sampled = sum(int(b["doc_count"]) for b in result.get("_sampled", {}).get("buckets", []))
+                    scale = matches / max(sampled, 1)
+                    estimated.extend(labels)
             for f in facets:
-                raw[f] = result.get("year" if f == "decade" else f, {}).get("buckets", [])
+                if f in ("source", "year", "decade"):
+                    raw[f] = exact.get("year" if f == "decade" else f, {}).get("buckets", [])
+            for f in labels:
+                raw[f] = [{"key": b["key"], "doc_count": min(matches, round(int(b["doc_count"]) * scale))}
+                          for b in result.get(f, {}).get("buckets", [])]
         out: dict[str, list[FacetBucket]] = {}
         for facet in FACET_OWN_FILTER:
             buckets = raw.get(facet, [])
@@ -343,7 +379,7 @@ class SearchService:
             else:
                 out[facet] = sorted((FacetBucket(value=str(b["key"]), count=int(b["doc_count"]))
                                      for b in buckets), key=lambda b: (-b.count, b.value))
-        return out
+        return out, sorted(set(estimated), key=list(FACET_OWN_FILTER).index)
 
     @staticmethod
     def _hit(searcher: tantivy.Searcher, ranked: _Ranked, highlight: Highlight) -> SearchHit:
