@@ -53,7 +53,7 @@ def stored_count(db: Path) -> int:
             return conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
         finally:
             conn.close()
-    except sqlite3.OperationalError:  # schema not created yet
+    except sqlite3.DatabaseError:  # file or schema not created yet
         return 0
 
 

@@ -141,3 +141,12 @@ def test_weighted_sum() -> None:
     assert scores["a"] == pytest.approx(0.5) and scores["b"] == pytest.approx(0.25)
     assert scores["c"] == pytest.approx(0.5)
     assert [d for d, _ in fused] == ["a", "c", "b"]
+
+
+def test_semantic_mode_with_no_admitted_candidates(settings) -> None:
+    service = SearchService(settings, semantic=FixedCandidates([]))
+    resp = service.search(SearchRequest(q="propeller", mode="semantic"))
+    assert resp.total == 0 and resp.results == []
+    service = SearchService(settings, semantic=FixedCandidates(["ntrs:does-not-exist"]))
+    resp = service.search(SearchRequest(q="propeller", mode="hybrid"))
+    assert resp.mode == "lexical" and resp.total > 0

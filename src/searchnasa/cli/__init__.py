@@ -27,5 +27,5 @@ def main() -> None:
     except SearchNasaError as exc:
         from .app import err_console
 
-        err_console.print(f"[red]error:[/red] {exc.message}", highlight=False)
+        err_console.print(f"[red]error:[/red] {exc.message}", highlight=False, soft_wrap=True)
         sys.exit(2)

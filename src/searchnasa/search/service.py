@@ -171,7 +171,7 @@ class SearchService:
             if len(ids) == 1:
                 redirect_id = ids[0]
         elif guess is not None and guess.confident:
-                notices.append(f"No record has the identifier “{guess.text.strip()}”; searched it as words.")
+            notices.append(f"No record has the identifier “{guess.text.strip()}”; searched it as words.")
 
         filters = self._filters(schema, req)
         main = compile_node(schema, tree)
@@ -188,7 +188,7 @@ class SearchService:
             base = main
         offset = (req.page - 1) * req.per_page
 
-        if req.sort != "relevance" or mode == "lexical" or (mode == "hybrid" and not admitted):
+        if req.sort != "relevance" or mode == "lexical" or not admitted:
             total, ranked = self._lexical_page(searcher, with_filters(base, all_filters), req.sort,
                                                offset, req.per_page)
         else:

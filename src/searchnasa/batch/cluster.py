@@ -1,0 +1,74 @@
+"""Turn ``--scheduler`` / ``--workers`` into a ``distributed.Client`` (or none, for in-process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import BadInput
+
+LOCAL = "local"
+PROCESSES = "processes"
+
+
+def describe_scheduler(scheduler: str, workers: int) -> str:
+    """One line for the user: where the work runs."""
+    if scheduler == LOCAL:
+        return "in this process"
+    if scheduler == PROCESSES:
+        return f"a local Dask cluster of {workers} worker process(es)"
+    return f"the Dask scheduler at {scheduler}"
+
+
+def _check(scheduler: str, workers: int) -> None:
+    if workers < 1:
+        raise BadInput("--workers must be 1 or more")
+    if scheduler in (LOCAL, PROCESSES):
+        return
+    if "://" not in scheduler and ":" not in scheduler:
+        raise BadInput(f"--scheduler must be 'local', 'processes' or a scheduler address such as "
+                       f"tcp://host:8786, not {scheduler!r}")
+
+
+@contextmanager
+def batch_client(scheduler: str = LOCAL, workers: int = 2) -> Iterator[Any | None]:
+    """A connected ``distributed.Client``, closed (and its local cluster stopped) afterwards.
+
+    ``local`` yields None: the caller runs its in-process path. ``processes`` starts a
+    ``LocalCluster`` of ``workers`` processes with one thread each (the models inside use their
+    own threads; one per worker keeps the cores from being oversubscribed). An address connects
+    to a running scheduler; ``workers`` is then ignored (the cluster has what it has).
+    """
+    _check(scheduler, workers)
+    if scheduler == LOCAL:
+        yield None
+        return
+    from distributed import Client, LocalCluster
+
+    if scheduler == PROCESSES:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=40)
+        client = Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+            cluster.close()
+        return
+    try:
+        client = Client(scheduler, timeout="15s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise BadInput(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from exc
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def worker_count(client: Any) -> int:
+    """How many workers the cluster has now (at least 1, for sizing the in-flight window)."""
+    try:
+        return max(1, len(client.scheduler_info().get("workers", {})))
+    except Exception:  # the count only sizes a window; a guess is fine
+        return 1
