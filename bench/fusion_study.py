@@ -90,15 +90,22 @@ def main() -> int:
         home.mkdir(parents=True, exist_ok=True)
         from searchnasa.semantic.cache import open_default_cache  # noqa: F401
         build_eval_home(data, home, need_vectors=True)
+    from searchnasa.index import build_index, schema
+    from searchnasa.search import lexical
+
     if args.title_boost is not None:
-        from searchnasa.index import schema
-        schema.BOOSTS["title"] = args.title_boost
+        lexical.TITLE_BOOST = args.title_boost
     settings = Settings().with_home(home)
+    from searchnasa.store import open_store
+
+    store = open_store(home)
+    build_index(store, settings.index_dir)  # rebuilds by itself when the schema changed
+    store.close()
     provider = SemanticProvider(settings.vectors_dir)
     service = SearchService(settings)
     t = time.time()
     assert provider.available(), "no vectors in the eval home"
-    saved = home / f"lists-{args.title_boost}.pkl"
+    saved = home / f"lists-v{schema.SCHEMA_VERSION}-{lexical.TITLE_BOOST}.pkl"
     if saved.exists():
         lex, qvec = pickle.loads(saved.read_bytes())
     else:

@@ -75,15 +75,20 @@ def test_eval_command_prints_json_and_a_table(tmp_path: Path) -> None:
     assert table.exit_code == 0 and "nDCG@10" in table.stdout and "0.315" in table.stdout
 
 
-def test_eval_all_modes_and_related_on_the_tiny_folder(tmp_path: Path) -> None:
+def test_eval_all_modes_and_related_on_the_tiny_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEARCHNASA_EMBED_CACHE", str(tmp_path / "cache.sqlite3"))
     folder = write_beir(tmp_path / "tiny")
     result = run_eval(folder)  # lexical, semantic, hybrid: embeds 5 docs + 2 queries
     assert set(result["results"]) == {"lexical", "semantic", "hybrid"}
     # q1's relevant doc is one of only two zebra documents: every ranking finds it in the top 100
     for metrics in result["results"].values():
         assert metrics["recall@100"] >= 0.5
-    # semantic search finds the quasar document for "pulsar" (no shared word at all)
+    # semantic search ranks the quasar document first for "pulsar" (no shared word at all)
     assert result["results"]["semantic"]["recall@100"] == pytest.approx(1.0)
+    assert result["results"]["semantic"]["ndcg@10"] > result["results"]["lexical"]["ndcg@10"]
+    assert "7 embedded" not in result["embedding"] and "5 embedded" in result["embedding"]
+    again = run_eval(folder, retrievals=["semantic"])  # a rerun takes every vector from the cache
+    assert "0 embedded, 5 from cache" in again["embedding"]
     related = run_eval(folder, mode="related")
     assert 0.0 < related["results"]["related"]["ndcg@10"] <= 1.0
 

@@ -153,7 +153,8 @@ class Store:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite has already rolled back after a disk-full error
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
 

@@ -56,8 +56,10 @@ def batch_client(scheduler: str = LOCAL, workers: int = 2) -> Iterator[Any | Non
             client.close()
             cluster.close()
         return
-    try:
-        client = Client(scheduler, timeout="15s")
+    import dask.config
+
+    try:  # how long to try: dask's own setting (DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT)
+        client = Client(scheduler, timeout=dask.config.get("distributed.comm.timeouts.connect"))
     except (OSError, TimeoutError, ValueError) as exc:
         raise BadInput(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from exc
     try:

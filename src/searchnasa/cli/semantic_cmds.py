@@ -18,10 +18,16 @@ def embed(
                                    help="Records per committed batch (an interrupted run loses at most one)."),
     cache: bool = typer.Option(True, "--cache/--no-cache",
                                help="Reuse and fill the shared embedding cache ($SEARCHNASA_EMBED_CACHE)."),
-    threads: int = typer.Option(0, "--threads", min=0, help="Torch threads (0: all cores)."),
+    threads: int = typer.Option(0, "--threads", min=0, help="Torch threads (0: all cores; per worker on Dask: 1)."),
+    scheduler: str = typer.Option("local", "--scheduler",
+                                  help="local (this process), processes (a local Dask cluster) or a "
+                                       "Dask scheduler address such as tcp://host:8786."),
+    workers: int = typer.Option(2, "--workers", min=1, max=512,
+                                help="Worker processes for --scheduler processes."),
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Embed new and changed records (title + abstract) for semantic search; resumable."""
+    from ..batch import batch_client, describe_scheduler, embed_distributed
     from ..semantic.bundle import ChainCache, load_bundle
     from ..semantic.cache import open_default_cache
     from ..semantic.embedder import Embedder
@@ -46,10 +52,16 @@ def embed(
             rate = done / max(time.perf_counter() - started, 1e-9)
             bar.update(task, advance=n, rate=f"{rate:,.1f} rec/s")
 
-        if total:
-            embedder = Embedder(threads=threads or None) if threads else None
-        report = vstore.embed_pending(store.iter_records(since), embedder=embedder, cache=chain,
-                                      batch_size=batch_size, on_batch=advance)
+        if scheduler != "local":  # Dask: partitions of --batch-size records, written here
+            err_console.print(f"embedding on {describe_scheduler(scheduler, workers)}", highlight=False)
+            with batch_client(scheduler, workers) as client:
+                report = embed_distributed(client, store, vstore, cache=chain, partition_size=batch_size,
+                                           threads_per_worker=threads or 1, on_progress=advance)
+        else:
+            if total:
+                embedder = Embedder(threads=threads or None) if threads else None
+            report = vstore.embed_pending(store.iter_records(since), embedder=embedder, cache=chain,
+                                          batch_size=batch_size, on_batch=advance)
     count = vstore.count()
     vstore.close()
     chain.close()

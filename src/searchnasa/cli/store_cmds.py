@@ -96,7 +96,14 @@ def export(
 
 
 @app.command()
-def renormalize(home: Optional[Path] = HomeOption) -> None:
+def renormalize(
+    scheduler: str = typer.Option("local", "--scheduler",
+                                  help="local (this process), processes (a local Dask cluster) or a "
+                                       "Dask scheduler address such as tcp://host:8786."),
+    workers: int = typer.Option(2, "--workers", min=1, max=512,
+                                help="Worker processes for --scheduler processes."),
+    home: Optional[Path] = HomeOption,
+) -> None:
     """Re-map every stored raw payload with the current mapping code (after a mapping fix)."""
     store = store_for(home)
     totals = UpsertCounts()
@@ -104,7 +111,13 @@ def renormalize(home: Optional[Path] = HomeOption) -> None:
     batch: list[StoredItem] = []
     with progress_bar() as bar:
         task = bar.add_task("renormalizing", total=store.count(), rate="")
-        for rid, fmt, raw in store.iter_raw():
+        if scheduler != "local":  # Dask workers re-map, this process stays the single writer
+            from ..batch import batch_client, renormalize_distributed
+
+            with batch_client(scheduler, workers) as client:
+                result = renormalize_distributed(client, store, on_progress=lambda n: bar.advance(task, n))
+            totals, failures = result.counts, result.failures
+        for rid, fmt, raw in store.iter_raw() if scheduler == "local" else ():
             try:
                 record = map_item(fmt, raw)
             except FormatError as exc:

@@ -34,6 +34,9 @@ def log_config(level: str) -> dict:
     }
 
 
+MAX_REQUEST_HEAD_BYTES = 1_048_576
+
+
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
@@ -55,6 +58,10 @@ def serve(
     if not settings.index_dir.exists():
         err_console.print(f"[yellow]warning:[/yellow] no index under {settings.home}; "
                           "run `searchnasa index` (pages answer 503 until then)", highlight=False)
+    else:  # a corrupt index is rebuilt from the store before any worker opens it
+        from ..index.health import ensure_healthy_index
+
+        ensure_healthy_index(settings.home, settings.index_dir)
     err_console.print(f"serving {settings.home} on http://{host}:{port} ({workers} worker(s))",
                       highlight=False)
     uvicorn.run(
@@ -69,4 +76,7 @@ def serve(
         timeout_graceful_shutdown=30,
         proxy_headers=False,
         server_header=False,
+        # A request line past h11's 16 KiB default gets a bare text 400 from the protocol layer;
+        # up to 1 MiB the app answers instead, with its JSON 422 saying the query limit.
+        h11_max_incomplete_event_size=MAX_REQUEST_HEAD_BYTES,
     )

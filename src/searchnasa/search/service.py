@@ -322,48 +322,47 @@ class SearchService:
                 ) -> tuple[dict[str, list[FacetBucket]], list[str]]:
         """Facet counts for the query under every filter except the facet's own.
 
-        Source, year and decade counts are always exact. The label facets (document type,
-        subject, organization) cost time per matching document, so above
-        ``FACET_EXACT_MAX`` matches they are counted on a uniform, deterministic sample of the
-        matches (by id hash) and scaled; those facet names are returned as estimated.
+        One aggregation pass per distinct filter set (usually one). Source, year and decade
+        counts are always exact. The label facets (document type, subject, organization) cost
+        time per matching document, so above ``FACET_EXACT_MAX`` matches they are counted on a
+        uniform, deterministic sample of the matches (by id hash) and scaled; those facet names
+        are returned as estimated.
         """
         groups: dict[str | None, list[str]] = {}
         for facet, own in FACET_OWN_FILTER.items():
             groups.setdefault(own if own in filters else None, []).append(facet)
+        # one sampling rate for the request, from the query's total: about FACET_EXACT_MAX
+        # matching documents feed the label facets
+        cut = KEY_SPACE
+        if known_total is not None and known_total > FACET_EXACT_MAX:
+            cut = int(KEY_SPACE * FACET_EXACT_MAX / known_total)
         raw: dict[str, list[dict[str, Any]]] = {}
         estimated: list[str] = []
         for excluded, facets in groups.items():
             query = with_filters(base, [q for name, q in filters.items() if name != excluded])
             labels = [f for f in facets if f in LABEL_FACETS]
-            exact_aggs = {"source": _AGGS["source"]}
+            aggs: dict[str, Any] = {"source": _AGGS["source"]}
             if "year" in facets or "decade" in facets:
-                exact_aggs["year"] = _AGGS["year"]
-            matches = known_total if excluded is None else None
-            if matches is not None and matches <= FACET_EXACT_MAX:
-                # small enough: every facet exact, in one pass over the matches
-                exact = searcher.aggregate(query, {**exact_aggs, **{f: _AGGS[f] for f in labels}})
-                result, scale = exact, 1.0
+                aggs["year"] = _AGGS["year"]
+            label_aggs = {f: _AGGS[f] for f in labels}
+            if labels and cut < KEY_SPACE:
+                # a filter sub-aggregation over the id-hash sample: still one pass over the matches
+                aggs["_sample"] = {"filter": f"key:[0 TO {cut}]", "aggs": label_aggs}
             else:
-                exact = searcher.aggregate(query, exact_aggs)
-                matches = sum(int(b["doc_count"]) for b in exact.get("source", {}).get("buckets", []))
-                result, scale = exact, 1.0
-                if labels and 0 < matches <= FACET_EXACT_MAX:
-                    result = searcher.aggregate(query, {f: _AGGS[f] for f in labels})
-                elif labels and matches > FACET_EXACT_MAX:
-                    cut = int(KEY_SPACE * FACET_EXACT_MAX / matches)
-                    sample = Q.range_query(schema, "key", tantivy.FieldType.Integer, 0, cut)
-                    result = searcher.aggregate(
-                        Q.boolean_query([(Occur.Must, query), (Occur.Must, sample)]),
-                        {**{f: _AGGS[f] for f in labels}, "_sampled": _AGGS["source"]})
-                    sampled = sum(int(b["doc_count"]) for b in result.get("_sampled", {}).get("buckets", []))
-                    scale = matches / max(sampled, 1)
-                    estimated.extend(labels)
+                aggs.update(label_aggs)
+            result = searcher.aggregate(query, aggs)
+            matches = sum(int(b["doc_count"]) for b in result.get("source", {}).get("buckets", []))
             for f in facets:
                 if f in ("source", "year", "decade"):
-                    raw[f] = exact.get("year" if f == "decade" else f, {}).get("buckets", [])
+                    raw[f] = result.get("year" if f == "decade" else f, {}).get("buckets", [])
+            label_result, scale = result, 1.0
+            if "_sample" in result:
+                label_result = result["_sample"]
+                scale = matches / max(int(label_result.get("doc_count", 0)), 1)
+                estimated.extend(labels)
             for f in labels:
                 raw[f] = [{"key": b["key"], "doc_count": min(matches, round(int(b["doc_count"]) * scale))}
-                          for b in result.get(f, {}).get("buckets", [])]
+                          for b in label_result.get(f, {}).get("buckets", [])]
         out: dict[str, list[FacetBucket]] = {}
         for facet in FACET_OWN_FILTER:
             buckets = raw.get(facet, [])
