@@ -189,6 +189,34 @@ def time_function(service: SearchService, queries: list[dict[str, Any]],
     return first, wall, cpu, totals
 
 
+def time_cards(service: SearchService, queries: list[dict[str, Any]]) -> dict[str, Any] | str:
+    """Render a page of 20 cards from the index's stored card vs from the SQLite store by id."""
+    from searchnasa.index.documents import card_from_bytes
+    from searchnasa.search.lexical import compile_node
+    from searchnasa.search.query import parse
+
+    if not service.settings.store_path.exists() or service.store.count() == 0:
+        return "skipped: no records in the store"
+    searcher = service.reader.searcher()
+    schema = service.reader.index.schema
+    pages = []
+    for q in queries:
+        hits = searcher.search(compile_node(schema, parse(q.get("q", "")).tree), limit=20).hits
+        if hits:
+            pages.append([addr for _, addr in hits])
+    index_ms, store_ms = [], []
+    for addrs in pages * 2:
+        t0 = time.perf_counter()
+        cards = [card_from_bytes(searcher.doc(a).get_first("card")) for a in addrs]
+        index_ms.append((time.perf_counter() - t0) * 1000)
+        ids = [c["id"] for c in cards]
+        t0 = time.perf_counter()
+        service.store.get_many(ids)
+        store_ms.append((time.perf_counter() - t0) * 1000)
+    return {"pages_of_20": len(pages), "index_stored_card_ms": percentiles(index_ms[len(pages):]),
+            "store_get_many_ms": percentiles(store_ms[len(pages):])}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -269,6 +297,16 @@ def main() -> None:
     for q, t in zip(queries, times):
         by_kind[q["kind"]].append(t)
     result["function_ms_by_kind"] = {k: percentiles(v) for k, v in by_kind.items() if len(v) > 1}
+    if args.sample:
+        # the sample's store holds the records: compare the two ways of filling a page of cards
+        from searchnasa.importer import import_paths
+        from searchnasa.store import open_store as _open
+
+        store = _open(home)
+        if store.count() == 0:
+            import_paths(store, [sample_path()], "records-jsonl")
+        store.close()
+        result["cards"] = time_cards(service, queries)
     if not args.no_http:
         http = time_http(home, queries, rounds=args.rounds)
         result["http_ms"] = percentiles(http) if isinstance(http, list) else http

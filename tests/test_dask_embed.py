@@ -34,6 +34,8 @@ from searchnasa.semantic.vectors import VectorStore
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
 
+pytestmark = pytest.mark.slow
+
 N_RECORDS = 64
 PARTITION = 8
 

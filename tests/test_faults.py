@@ -325,3 +325,40 @@ def test_a_corrupt_index_without_a_store_is_reported_not_crashed(indexed_home: P
     finally:
         server.stop()
     assert "no store" in server.log() and "Traceback" not in server.log()
+
+
+def test_an_index_on_a_read_only_mount_is_reported_not_rebuilt(indexed_home: Path, tmp_path: Path) -> None:
+    """Tantivy takes a lock file even to read, so an index on a read-only mount cannot be opened:
+    the server says so (503 with the reason, one log line) instead of "repairing" sound files."""
+    src = copy_home(indexed_home, tmp_path / "src")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    subprocess.run(["mount", "--bind", str(src), str(ro)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True)
+        assert check_index(ro / "index").state == "unavailable"
+        from server_util import SEARCHNASA, free_port
+
+        port = free_port()
+        env = {**os.environ, "SEARCHNASA_HOME": str(ro)}
+        with open(tmp_path / "server.log", "wb") as log_file:
+            proc = subprocess.Popen([str(SEARCHNASA), "serve", "--port", str(port)], env=env,
+                                    stdout=log_file, stderr=subprocess.STDOUT)
+        server = Server(f"http://127.0.0.1:{port}", proc, tmp_path / "server.log")
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    if httpx.get(server.base_url + "/healthz", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.2)
+            ready = httpx.get(server.base_url + "/readyz", timeout=10)
+            assert ready.status_code == 503 and "cannot be opened" in ready.json()["error"]["message"]
+        finally:
+            server.stop()
+        log = server.log()
+        assert "cannot be opened here" in log and "rebuilding" not in log and "Traceback" not in log
+        assert not list((src / "index").glob("gen-2"))
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], check=False)

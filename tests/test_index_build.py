@@ -145,3 +145,22 @@ def test_long_abstract_is_cut_around_the_match(tmp_home: Path) -> None:
     assert "<mark>magnetohydrodynamic</mark>" in hit.snippet_html
     assert len(hit.snippet_html) < 450
     store.close()
+
+
+def test_phrases_never_span_two_values_and_need_every_word_in_order(tmp_home: Path) -> None:
+    store = open_store(tmp_home)
+    split = synthetic_record("990000004", "SYNTHETIC split values", "nothing here")
+    split = split.model_copy(update={"keywords": ["alpha wind", "tunnel beta"]})
+    joined = synthetic_record("990000005", "SYNTHETIC joined", "a closed circuit wind tunnel test")
+    shuffled = synthetic_record("990000006", "SYNTHETIC shuffled", "the tunnel wind and circuit wind")
+    store.upsert([StoredItem(r, "records-jsonl", r.model_dump(mode="json")) for r in (split, joined, shuffled)])
+    settings = Settings().with_home(tmp_home)
+    build_index(store, settings.index_dir)
+    service = SearchService(settings)
+    ids = lambda q: {h.id for h in lexical(service, q).results}  # noqa: E731
+    assert ids('"wind tunnel"') == {joined.id}
+    assert ids('"closed circuit wind tunnel"') == {joined.id}
+    assert ids('"circuit wind tunnel"') == {joined.id}
+    assert ids('"tunnel wind circuit"') == set()
+    assert ids("wind tunnel") == {split.id, joined.id, shuffled.id}
+    store.close()

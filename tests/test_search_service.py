@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchnasa.errors import NotFound
-from searchnasa.index.schema import plain_tokens
+from searchnasa.index.schema import plain_tokens, stem_tokens
 from searchnasa.records import Record
 from searchnasa.search.models import SearchRequest
 from searchnasa.search.service import SearchService
@@ -294,3 +294,17 @@ def test_degraded_queries_never_raise(service, q: str) -> None:
 def test_random_queries_never_raise(service, q: str) -> None:
     resp = run(service, q, per_page=5)
     assert resp.total >= len(resp.results)
+
+
+def test_long_phrase_exactness(service, records) -> None:
+    ids = all_ids(service, '"wind tunnel tests"')
+    assert ids and all(contains_phrase(records[r], "wind tunnel tests") for r in ids)
+    assert set(ids) <= set(all_ids(service, '"wind tunnel"'))
+
+
+def test_abstract_prefix(service, records) -> None:
+    ids = all_ids(service, 'abstract:"heat transfer"')
+    assert ids
+    for rid in ids:
+        assert has_sequence(stem_tokens(records[rid].abstract or ""), stem_tokens("heat transfer"))
+    assert set(ids) <= set(all_ids(service, "heat transfer"))

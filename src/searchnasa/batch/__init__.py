@@ -15,7 +15,7 @@ only the work (texts, raw payloads) to the workers, and writes their results bac
 workers need no access to the data folder and SQLite never sees two writers.
 """
 
-from .cluster import LOCAL, PROCESSES, batch_client, describe_scheduler
+from .cluster import LOCAL, PROCESSES, batch_client, check_scheduler, describe_scheduler
 from .embed import embed_distributed
 from .partitions import seq_partitions
 from .renormalize import renormalize_distributed
@@ -24,6 +24,7 @@ __all__ = [
     "LOCAL",
     "PROCESSES",
     "batch_client",
+    "check_scheduler",
     "describe_scheduler",
     "embed_distributed",
     "renormalize_distributed",

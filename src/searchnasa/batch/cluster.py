@@ -21,7 +21,8 @@ def describe_scheduler(scheduler: str, workers: int) -> str:
     return f"the Dask scheduler at {scheduler}"
 
 
-def _check(scheduler: str, workers: int) -> None:
+def check_scheduler(scheduler: str, workers: int) -> None:
+    """Reject a bad --scheduler or --workers before any work starts."""
     if workers < 1:
         raise BadInput("--workers must be 1 or more")
     if scheduler in (LOCAL, PROCESSES):
@@ -40,7 +41,7 @@ def batch_client(scheduler: str = LOCAL, workers: int = 2) -> Iterator[Any | Non
     own threads; one per worker keeps the cores from being oversubscribed). An address connects
     to a running scheduler; ``workers`` is then ignored (the cluster has what it has).
     """
-    _check(scheduler, workers)
+    check_scheduler(scheduler, workers)
     if scheduler == LOCAL:
         yield None
         return

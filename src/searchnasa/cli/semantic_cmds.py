@@ -27,13 +27,14 @@ def embed(
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Embed new and changed records (title + abstract) for semantic search; resumable."""
-    from ..batch import batch_client, describe_scheduler, embed_distributed
+    from ..batch import batch_client, check_scheduler, describe_scheduler, embed_distributed
     from ..semantic.bundle import ChainCache, load_bundle
     from ..semantic.cache import open_default_cache
     from ..semantic.embedder import Embedder
     from ..semantic.vectors import VectorStore
     from ..store import open_store
 
+    check_scheduler(scheduler, workers)
     settings = settings_for(home)
     if not settings.store_path.exists():
         raise BadInput(f"no store at {settings.store_path}: import or load records first")
@@ -52,7 +53,7 @@ def embed(
             rate = done / max(time.perf_counter() - started, 1e-9)
             bar.update(task, advance=n, rate=f"{rate:,.1f} rec/s")
 
-        if scheduler != "local":  # Dask: partitions of --batch-size records, written here
+        if scheduler != "local" and total:  # Dask: partitions of --batch-size records, written here
             err_console.print(f"embedding on {describe_scheduler(scheduler, workers)}", highlight=False)
             with batch_client(scheduler, workers) as client:
                 report = embed_distributed(client, store, vstore, cache=chain, partition_size=batch_size,

@@ -13,7 +13,7 @@ import orjson
 import tantivy
 
 from ..records import Record
-from .schema import id_key, sort_keys
+from .schema import PLAIN_ANALYZER, TEXT_FIELDS, id_key, sort_keys, word_pairs
 
 MAX_CARD_AUTHORS = 10
 
@@ -46,6 +46,15 @@ def identifier_strings(record: Record) -> list[str]:
     return values
 
 
+def _add_everywhere(doc: tantivy.Document, value: str) -> None:
+    """The catch-all copies of one text value: stemmed, unstemmed, and its word pairs."""
+    doc.add_text("all", value)
+    doc.add_text("all_exact", value)
+    pairs = word_pairs(PLAIN_ANALYZER.analyze(value))
+    if pairs:
+        doc.add_text("all_pairs", " ".join(pairs))
+
+
 def to_document(record: Record) -> tantivy.Document:
     """The index document for ``record``: text fields twice (stemmed/exact), facets, card."""
     doc = tantivy.Document()
@@ -56,23 +65,23 @@ def to_document(record: Record) -> tantivy.Document:
         "abstract": [record.abstract] if record.abstract else [],
         "subjects": record.subjects,
         "keywords": record.keywords,
-        "organizations": [o.name for o in record.organizations],
     }
     for name, values in texts.items():
+        stem_name, exact_name = TEXT_FIELDS[name]
         for value in values:
-            doc.add_text(name, value)
-            doc.add_text(f"{name}_exact", value)
-            doc.add_text("all", value)
-            doc.add_text("all_exact", value)
+            doc.add_text(stem_name, value)
+            if exact_name:
+                doc.add_text(exact_name, value)
+            _add_everywhere(doc, value)
+    for org in record.organizations:
+        _add_everywhere(doc, org.name)
     for author in record.authors:
         doc.add_text("authors", author.name)
-        doc.add_text("all", author.name)
-        doc.add_text("all_exact", author.name)
+        _add_everywhere(doc, author.name)
     for value in identifier_strings(record):
         doc.add_text("identifiers", value)
         doc.add_text("ident_raw", value.strip().lower())
-        doc.add_text("all", value)
-        doc.add_text("all_exact", value)
+        _add_everywhere(doc, value)
     doc.add_text("source", record.source)
     if record.year is not None:
         doc.add_integer("year", record.year)

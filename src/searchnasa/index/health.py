@@ -26,12 +26,15 @@ from .schema import STEM_ANALYZER
 log = logging.getLogger(__name__)
 
 PROBE_DOCS = 5
+# Tantivy takes a lock file even to read; on a read-only mount that fails. Not damage: no rebuild.
+UNOPENABLE = ("Read-only file system", "Permission denied")
 PROBE_WORDS = 8
 
 
 @dataclass
 class IndexHealth:
-    """What :func:`check_index` found. ``state`` is ``ok``, ``missing`` (never built) or ``corrupt``."""
+    """What :func:`check_index` found. ``state`` is ``ok``, ``missing`` (never built), ``corrupt``
+    (rebuild it), or ``unavailable`` (cannot be opened here, e.g. a read-only mount)."""
 
     state: str
     generation: str | None = None
@@ -96,7 +99,10 @@ def check_index(index_dir: Path) -> IndexHealth:
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # ValueError from Tantivy, or a Rust panic (PanicException)
-        return IndexHealth("corrupt", generation=generation.name, problem=_describe(exc))
+        problem = _describe(exc)
+        if any(sign in problem for sign in UNOPENABLE):  # the files may be fine; we cannot lock them
+            return IndexHealth("unavailable", generation=generation.name, problem=problem)
+        return IndexHealth("corrupt", generation=generation.name, problem=problem)
     return IndexHealth("ok", generation=generation.name, documents=documents)
 
 
@@ -121,6 +127,10 @@ def ensure_healthy_index(home: Path, index_dir: Path) -> IndexHealth:
     the server then starts anyway and ``/readyz`` says why it cannot serve.
     """
     health = check_index(index_dir)
+    if health.state == "unavailable":
+        log.error("search index %s cannot be opened here (%s); searches answer 503 until it can "
+                  "(the index folder must be writable: Tantivy takes a lock file even to read)",
+                  health.generation, health.problem)
     if health.state != "corrupt":
         return health
     log.error("search index %s is corrupt (%s); rebuilding it from the store",

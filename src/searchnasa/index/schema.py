@@ -7,7 +7,11 @@ Why this layout:
   one field (one posting list per word instead of one per field, which is what keeps multi-word
   queries fast at millions of records), and the title copy adds a boost for matches in the title.
   Multi-valued fields get a position gap, so a phrase never spans two values.
-- Every searchable text field exists twice: stemmed (``en_stem``, for bare words: "tunnels" finds
+- ``all_pairs`` indexes each pair of adjacent unstemmed words as one term (``wind_tunnel``): a
+  two-word phrase is then one posting list instead of a positional check of every document holding
+  both words (``"united states"`` matches most OSTI records through their affiliations), and longer
+  phrases check positions only where all their pairs occur.
+- Fields a prefix can target exist twice: stemmed (``en_stem``, for bare words: "tunnels" finds
   "tunnel") and unstemmed (``default``: lowercase only, for quoted phrases, which must match exactly).
 - Filters and facets read fast fields (``source``, ``year``, ``document_type``, ``subject_value``,
   ``organization_value``) stored with the ``raw`` tokenizer so a facet value is the label itself.
@@ -24,15 +28,16 @@ import hashlib
 
 import tantivy
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 4
 
-# Text fields: (stemmed field, exact field). Boosts apply to bare words on that field.
-TEXT_FIELDS: dict[str, tuple[str, str]] = {
+# Per-field copies for field prefixes (``title:``, ``subject:``, ``abstract:``): (stemmed, exact).
+# The abstract has no exact copy (it is the bulk of the text, and ``all_exact`` covers unfielded
+# phrases); ``abstract:"..."`` matches the phrase on the stemmed copy.
+TEXT_FIELDS: dict[str, tuple[str, str | None]] = {
     "title": ("title", "title_exact"),
-    "abstract": ("abstract", "abstract_exact"),
+    "abstract": ("abstract", None),
     "subjects": ("subjects", "subjects_exact"),
     "keywords": ("keywords", "keywords_exact"),
-    "organizations": ("organizations", "organizations_exact"),
 }
 # Fields indexed once with the unstemmed analyzer (names and identifiers are not English words).
 PLAIN_FIELDS = ("authors", "identifiers")
@@ -43,7 +48,6 @@ BOOSTS: dict[str, float] = {
     "abstract": 1.0,
     "subjects": 1.5,
     "keywords": 1.5,
-    "organizations": 0.5,
     "authors": 1.0,
     "identifiers": 1.0,
 }
@@ -59,10 +63,12 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("all", tokenizer_name=STEM_TOKENIZER, index_option="position")
     sb.add_text_field("all_exact", tokenizer_name=PLAIN_TOKENIZER, index_option="position")
+    sb.add_text_field("all_pairs", tokenizer_name="whitespace", index_option="freq")
     sb.add_integer_field("key", indexed=False, fast=True)
     for stem_name, exact_name in TEXT_FIELDS.values():
         sb.add_text_field(stem_name, tokenizer_name=STEM_TOKENIZER, index_option="position")
-        sb.add_text_field(exact_name, tokenizer_name=PLAIN_TOKENIZER, index_option="position")
+        if exact_name:
+            sb.add_text_field(exact_name, tokenizer_name=PLAIN_TOKENIZER, index_option="position")
     for name in PLAIN_FIELDS:
         sb.add_text_field(name, tokenizer_name=PLAIN_TOKENIZER, index_option="position")
     # exact identifier lookups: lower-cased whole DOIs and report numbers
@@ -98,6 +104,14 @@ def stem_tokens(text: str) -> list[str]:
 
 def plain_tokens(text: str) -> list[str]:
     return PLAIN_ANALYZER.analyze(text)
+
+
+PAIR_JOINER = "_"  # never inside a token: the tokenizers split on every non-alphanumeric character
+
+
+def word_pairs(tokens: list[str]) -> list[str]:
+    """Adjacent token pairs as single terms, for the ``all_pairs`` field and phrase queries."""
+    return [f"{a}{PAIR_JOINER}{b}" for a, b in zip(tokens, tokens[1:])]
 
 
 def id_key(record_id: str) -> int:

@@ -19,12 +19,27 @@ import os
 
 import tantivy
 
+from ..errors import BadInput
 from ..index.schema import PLAIN_ANALYZER, STEM_ANALYZER
 from . import lexical
 from .query import And, IdSet, MatchAll, Node, Not, Or, Phrase, SourceIs, Term, YearRange
 
 DEFAULT_COUNT_BUDGET = 20_000_000
 MAX_DEPTH = 100  # a tree nested deeper than this is over budget whatever its words
+OVER = 10**15
+
+
+def depth_of(node: Node) -> int:
+    """How deeply ``node`` nests (iteratively: the tree may be deeper than Python's stack)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(current, (And, Or)):
+            stack.extend((child, depth + 1) for child in current.children)
+        elif isinstance(current, Not):
+            stack.append((current.child, depth + 1))
+    return deepest
 
 
 def count_budget() -> int:
@@ -64,7 +79,7 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
     """
     total_docs = searcher.num_docs
     if _depth > MAX_DEPTH:
-        return total_docs * MAX_DEPTH  # pathological nesting: over any sensible budget
+        return OVER  # pathological nesting: over any budget
     if isinstance(node, Term):
         return sum(_doc_freq(searcher, field, token)
                    for field, analyzer in _word_fields(node) for token in analyzer.analyze(node.text))
@@ -87,3 +102,71 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
 
 def over_budget(searcher: tantivy.Searcher, node: Node, budget: int | None = None) -> bool:
     return postings_cost(searcher, node) > (budget if budget is not None else count_budget())
+
+
+CUT_NOTICE = ("This query has too many common alternatives to count in full in time; showing the "
+              "matches of its rarer words, so the count is a lower bound.")
+
+
+def _dedupe(node: Node) -> Node:
+    """The same tree with repeated alternatives / parts said once (the same matches, cheaper)."""
+    if isinstance(node, (And, Or)):
+        children = tuple(dict.fromkeys(_dedupe(c) for c in node.children))
+        if len(children) == 1:
+            return children[0]
+        return type(node)(children)
+    if isinstance(node, Not):
+        return Not(_dedupe(node.child))
+    return node
+
+
+def _prune(searcher: tantivy.Searcher, node: Node, budget: int, depth: int = 0) -> tuple[Node, bool]:
+    """Drop the commonest OR alternatives until ``node`` fits ``budget``.
+
+    Only ever narrows the match set (an OR keeps a subset of its alternatives; an AND keeps all
+    its parts, each narrowed; a NOT is left whole, since narrowing what it excludes would widen
+    the result), so what the pruned tree matches is a subset and its count a true lower bound.
+    Common words carry little weight in BM25 (low IDF), so the ranking of the rest barely moves.
+    """
+    if depth > MAX_DEPTH or postings_cost(searcher, node) <= budget:
+        return node, False
+    if isinstance(node, Or):
+        ranked = sorted(node.children, key=lambda c: postings_cost(searcher, c))
+        kept: list[Node] = []
+        spent = 0
+        for child in ranked:
+            cost = postings_cost(searcher, child)
+            if kept and spent + cost > budget:
+                break
+            child, _ = _prune(searcher, child, budget - spent, depth + 1)
+            kept.append(child)
+            spent += postings_cost(searcher, child)
+        order = {c: i for i, c in enumerate(node.children)}
+        kept.sort(key=lambda c: order.get(c, len(order)))
+        return (kept[0] if len(kept) == 1 else Or(tuple(kept))), True
+    if isinstance(node, And):
+        parts, cut = [], False
+        for child in node.children:
+            if isinstance(child, Not):
+                parts.append(child)
+                continue
+            narrowed, was_cut = _prune(searcher, child, budget, depth + 1)
+            parts.append(narrowed)
+            cut = cut or was_cut
+        return And(tuple(parts)), cut
+    return node, False
+
+
+def fit_to_budget(searcher: tantivy.Searcher, node: Node, budget: int | None = None) -> tuple[Node, bool]:
+    """The tree to run and whether it was cut (then its count is a lower bound of the query's).
+
+    Within budget the tree is returned untouched. Over it, repeats are dropped first (exact), and
+    only if that is not enough are the commonest alternatives dropped (:func:`_prune`).
+    """
+    budget = budget if budget is not None else count_budget()
+    if depth_of(node) > MAX_DEPTH:  # the parser never nests this deep; refuse, don't recurse
+        raise BadInput(f"the query is nested more than {MAX_DEPTH} levels deep")
+    if postings_cost(searcher, node) <= budget:
+        return node, False
+    node = _dedupe(node)
+    return _prune(searcher, node, budget)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 import tantivy
 
-from ..index.schema import BOOSTS, PLAIN_ANALYZER, STEM_ANALYZER, TITLE_BOOST
+from ..index.schema import BOOSTS, PLAIN_ANALYZER, STEM_ANALYZER, TITLE_BOOST, word_pairs
 from .query import IdSet, MatchAll, Node, Not, Or, Phrase, SourceIs, Term, YearRange, And
 
 Occur = tantivy.Occur
@@ -28,11 +28,12 @@ _WORD_FIELDS: dict[str | None, list[tuple[str, tantivy.TextAnalyzer, str]]] = {
 # Fielded phrases: the unstemmed copies only. Unfielded phrases use ``all_exact``.
 _PHRASE_FIELDS: dict[str | None, list[tuple[str, str]]] = {
     "title": [("title_exact", "title")],
-    "abstract": [("abstract_exact", "abstract")],
+    "abstract": [("abstract", "abstract")],  # no unstemmed abstract copy: a stemmed phrase
     "subject": [("subjects_exact", "subjects"), ("keywords_exact", "keywords")],
     "keyword": [("keywords_exact", "keywords")],
     "author": [("authors", "authors")],
 }
+_STEMMED = {"abstract"}  # phrase targets indexed only stemmed: the phrase is stemmed to match
 
 
 def _tokens_query(schema: tantivy.Schema, field: str, tokens: Sequence[str]) -> tantivy.Query:
@@ -76,15 +77,31 @@ def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
     return _any(parts)
 
 
+def _unfielded_phrase(schema: tantivy.Schema, tokens: list[str]) -> tantivy.Query:
+    """A phrase anywhere: one word is a term; two words are one ``all_pairs`` term; longer
+    phrases need all their pairs and then the positional check (only where the pairs occur)."""
+    if len(tokens) == 1:
+        return _all_fields(schema, "all_exact", "title_exact", tokens)
+    pairs = word_pairs(tokens)
+    clauses = [(Occur.Must, Q.term_query(schema, "all_pairs", pair)) for pair in dict.fromkeys(pairs)]
+    if len(tokens) > 2:
+        clauses.append((Occur.Must, Q.const_score_query(Q.phrase_query(schema, "all_exact", tokens), 0.0)))
+    clauses.append((Occur.Should, Q.boost_query(_tokens_query(schema, "title_exact", tokens), TITLE_BOOST)))
+    return Q.boolean_query(clauses)
+
+
 def phrase_query(schema: tantivy.Schema, node: Phrase) -> tantivy.Query:
     """Exact words in order on the unstemmed copies ("wind tunnels" does not match "wind tunnel")."""
     tokens = PLAIN_ANALYZER.analyze(node.text)
     if not tokens:
         return Q.empty_query()
     if node.field is None:
-        return _all_fields(schema, "all_exact", "title_exact", tokens)
-    return _any([_boosted(_tokens_query(schema, field, tokens), key)
-                 for field, key in _PHRASE_FIELDS[node.field]])
+        return _unfielded_phrase(schema, tokens)
+    parts = []
+    for field, key in _PHRASE_FIELDS[node.field]:
+        field_tokens = STEM_ANALYZER.analyze(node.text) if field in _STEMMED else tokens
+        parts.append(_boosted(_tokens_query(schema, field, field_tokens), key))
+    return _any(parts)
 
 
 def year_query(schema: tantivy.Schema, lo: int | None, hi: int | None) -> tantivy.Query:
