@@ -10,6 +10,7 @@ any answer slower than the 10 s client deadline), p50/p95/p99 latency and reques
     python bench/load_test.py --index bench/out/home-corpus-1m/index   # SYNTHETIC 1M-record index
     python bench/load_test.py --url http://127.0.0.1:8000       # an already running server
     python bench/load_test.py --clients 16 --seconds 3 --json   # short, machine-readable
+    python bench/load_test.py --mode lexical                     # keyword search only
 
 The client runs in this process and the server in its own (``--workers`` uvicorn workers): on a
 small machine they share the CPUs, so the figures are a floor for the server alone.
@@ -57,6 +58,7 @@ class LoadReport:
     target: str
     clients: int
     seconds: float
+    mode: str = "default"
     requests: int = 0
     errors: int = 0
     rate_limited: int = 0
@@ -66,6 +68,7 @@ class LoadReport:
     max_ms: float = 0.0
     req_per_s: float = 0.0
     statuses: dict[str, int] = field(default_factory=dict)
+    served_modes: dict[str, int] = field(default_factory=dict)  # API searches by the mode that answered
     error_samples: list[str] = field(default_factory=list)
     by_kind_p95_ms: dict[str, float] = field(default_factory=dict)
 
@@ -77,17 +80,22 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
 
 
-def request_mix(record_ids: list[str], seed: int) -> list[tuple[str, str, dict]]:
-    """(kind, path, params) in a fixed shuffled order; every client walks it from its own offset."""
+def request_mix(record_ids: list[str], seed: int, mode: str | None = None) -> list[tuple[str, str, dict]]:
+    """(kind, path, params) in a fixed shuffled order; every client walks it from its own offset.
+
+    ``mode`` (lexical, hybrid, semantic) is sent with every search; None sends none, so the
+    server's default applies (hybrid, which embeds each new query on the CPU).
+    """
     rng = random.Random(seed)
+    extra = {"mode": mode} if mode else {}
     mix: list[tuple[str, str, dict]] = []
     for q in QUERIES:
-        mix.append(("api_search", "/api/search", {"q": q}))
-        mix.append(("api_search", "/api/search", {"q": q, "mode": "lexical", "per_page": 50}))
-        mix.append(("api_search", "/api/search", {"q": q, "sort": "newest", "page": rng.randint(2, 5)}))
-        mix.append(("page_search", "/search", {"q": q}))
+        mix.append(("api_search", "/api/search", {"q": q, **extra}))
+        mix.append(("api_search", "/api/search", {"q": q, "per_page": 50, **extra}))
+        mix.append(("api_search", "/api/search", {"q": q, "sort": "newest", "page": rng.randint(2, 5), **extra}))
+        mix.append(("page_search", "/search", {"q": q, **extra}))
     mix += [("feed", "/search.atom", {"q": q}) for q in QUERIES[:6]]
-    mix += [("api_search", "/api/search", {"q": "", "source": s, "year_from": 1980, "year_to": 2000})
+    mix += [("api_search", "/api/search", {"q": "", "source": s, "year_from": 1980, "year_to": 2000, **extra})
             for s in ("ntrs", "osti")]
     for rid in record_ids[:20]:
         mix.append(("record_page", f"/records/{rid}", {}))
@@ -106,18 +114,19 @@ async def _discover_ids(client: httpx.AsyncClient) -> list[str]:
 
 
 async def run_load(base_url: str, clients: int, seconds: float, seed: int = 7,
-                   expect_rate_limit: bool = False) -> LoadReport:
+                   mode: str | None = None) -> LoadReport:
     """Drive ``clients`` concurrent loops for ``seconds``; return what they saw."""
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     timeout = httpx.Timeout(DEADLINE_S)
     latencies: list[float] = []
     by_kind: dict[str, list[float]] = {}
     statuses: Counter[str] = Counter()
+    modes: Counter[str] = Counter()
     samples: list[str] = []
-    report = LoadReport(target=base_url, clients=clients, seconds=seconds)
+    report = LoadReport(target=base_url, clients=clients, seconds=seconds, mode=mode or "default")
     async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=timeout,
                                  headers={"accept": "text/html,application/json"}) as client:
-        mix = request_mix(await _discover_ids(client), seed)
+        mix = request_mix(await _discover_ids(client), seed, mode)
         started = time.perf_counter()
         stop_at = started + seconds
 
@@ -129,8 +138,12 @@ async def run_load(base_url: str, clients: int, seconds: float, seed: int = 7,
                 t0 = time.perf_counter()
                 try:
                     resp = await client.get(path, params=params)
-                    await resp.aread()
+                    body = await resp.aread()
                     status = str(resp.status_code)
+                    if kind == "api_search" and status == "200":  # which mode really answered
+                        for served in (b'"mode":"hybrid"', b'"mode":"lexical"', b'"mode":"semantic"'):
+                            if served in body:
+                                modes[served.split(b'"')[3].decode()] += 1
                 except httpx.TimeoutException:
                     status = "timeout"
                 except httpx.TransportError as exc:
@@ -156,6 +169,7 @@ async def run_load(base_url: str, clients: int, seconds: float, seed: int = 7,
     report.max_ms = round(max(latencies, default=0.0), 1)
     report.req_per_s = round(report.requests / wall, 1)
     report.statuses = dict(statuses)
+    report.served_modes = dict(modes)
     report.error_samples = samples
     report.by_kind_p95_ms = {k: round(percentile(v, 95), 1) for k, v in sorted(by_kind.items())}
     return report
@@ -204,6 +218,8 @@ def main() -> None:
     parser.add_argument("--url", help="load an already running server instead of starting one")
     parser.add_argument("--home", type=Path, help="serve this data home (default: the bundled sample)")
     parser.add_argument("--index", type=Path, help="serve this index directory (e.g. the 1M one)")
+    parser.add_argument("--mode", choices=["lexical", "hybrid", "semantic"],
+                        help="search mode sent with every search (default: none, the server's default)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args()
     if not 1 <= args.clients <= 1000 or not 0 < args.seconds <= 600:
@@ -221,20 +237,21 @@ def main() -> None:
         base_url = server.base_url
         print(f"serving {home} with {args.workers} worker(s) at {base_url}", file=sys.stderr)
     try:
-        report = asyncio.run(run_load(base_url, args.clients, args.seconds))
+        report = asyncio.run(run_load(base_url, args.clients, args.seconds, mode=args.mode))
     finally:
         if server is not None:
             server.stop()
     if args.json:
         print(json.dumps(asdict(report), indent=2))
         return
-    print(f"target {report.target}: {report.clients} clients for {report.seconds:.0f} s "
+    print(f"target {report.target}: {report.clients} clients for {report.seconds:.0f} s, mode {report.mode} "
           f"(os.cpu_count()={os.cpu_count()}, load average {os.getloadavg()[0]:.1f})")
     print(f"requests {report.requests:,}  errors {report.errors}  rate-limited {report.rate_limited}  "
           f"req/s {report.req_per_s:,.1f}")
     print(f"latency ms  p50 {report.p50_ms}  p95 {report.p95_ms}  p99 {report.p99_ms}  max {report.max_ms}")
     print("p95 ms by kind: " + ", ".join(f"{k} {v}" for k, v in report.by_kind_p95_ms.items()))
     print("statuses: " + ", ".join(f"{k}: {v}" for k, v in sorted(report.statuses.items())))
+    print("API searches answered in mode: " + ", ".join(f"{k}: {v}" for k, v in sorted(report.served_modes.items())))
     for line in report.error_samples:
         print("  error:", line)
     if report.errors:

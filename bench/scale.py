@@ -260,11 +260,11 @@ def stage_search(home: Path, out: Path, rounds: int) -> None:
             parsed = index.parse_query(q["q"], ["all"])
         except ValueError:
             continue
-        offset = (q.get("page", 1) - 1) * q.get("per_page", 10)
+        offset = (q.get("page", 1) - 1) * q.get("per_page", 20)
         best = float("inf")
         for _ in range(rounds + 1):
             t0 = time.perf_counter()
-            hits = searcher.search(parsed, limit=q.get("per_page", 10), offset=offset, count=True)
+            hits = searcher.search(parsed, limit=q.get("per_page", 20), offset=offset, count=True)
             for _, addr in hits.hits:
                 searcher.doc(addr)
             best = min(best, (time.perf_counter() - t0) * 1000)

@@ -362,3 +362,21 @@ def test_an_index_on_a_read_only_mount_is_reported_not_rebuilt(indexed_home: Pat
         assert not list((src / "index").glob("gen-2"))
     finally:
         subprocess.run(["umount", "-l", str(ro)], check=False)
+
+
+def test_an_index_built_for_another_schema_is_rebuilt_at_start(indexed_home: Path, tmp_path: Path) -> None:
+    """After an upgrade that changes the index schema, the old index would fail queries that name
+    new fields: ``serve`` sees the recorded schema version and rebuilds from the store first."""
+    from searchnasa.index.layout import read_state, write_state
+
+    home = copy_home(indexed_home, tmp_path / "home")
+    gen = current_generation(home / "index")
+    state = read_state(gen)
+    state.schema_version -= 1
+    write_state(gen, state)
+    assert check_index(home / "index").state == "outdated"
+    with running_server(home, tmp_path / "server.log") as server:
+        assert total_of(server, {"q": '"heat transfer"', "mode": "lexical"}) > 0
+        log = server.log()
+    assert "is outdated" in log and "rebuilt from the store: 6514 records" in log
+    assert check_index(home / "index").ok

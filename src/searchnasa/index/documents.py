@@ -13,7 +13,7 @@ import orjson
 import tantivy
 
 from ..records import Record
-from .schema import PLAIN_ANALYZER, TEXT_FIELDS, id_key, sort_keys, word_pairs
+from .schema import PLAIN_ANALYZER, TEXT_FIELDS, id_key, sample_terms, sort_keys, word_pairs
 
 MAX_CARD_AUTHORS = 10
 
@@ -91,6 +91,8 @@ def to_document(record: Record) -> tantivy.Document:
         doc.add_text("subject_value", subject)
     for org in dict.fromkeys(o.name for o in record.organizations):
         doc.add_text("organization_value", org)
+    for level in sample_terms(record.id):
+        doc.add_text("sample", level)
     newest, oldest = sort_keys(record.id, record.year)
     doc.add_integer("newest_key", newest)
     doc.add_integer("oldest_key", oldest)

@@ -1,7 +1,8 @@
-"""Is the live index usable? And if it is corrupt, rebuild it from the store.
+"""Is the live index usable? And if it is corrupt or outdated, rebuild it from the store.
 
 The store is the source of truth; the index is derived data. A generation damaged on disk (a
-truncated or overwritten segment, a garbled ``meta.json``, a ``CURRENT`` that names nothing) is
+truncated or overwritten segment, a garbled ``meta.json``, a ``CURRENT`` that names nothing), or
+one built by a version with another index schema (whose queries would name fields it lacks), is
 therefore not a reason to stop serving forever: :func:`check_index` finds the damage by opening the
 index and exercising every structure a search touches (term dictionary, postings, stored cards,
 fast fields), and :func:`repair_index` builds a fresh generation from the store and swaps it in
@@ -21,7 +22,7 @@ import orjson
 import tantivy
 
 from . import layout
-from .schema import STEM_ANALYZER
+from .schema import SCHEMA_VERSION, STEM_ANALYZER
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,8 @@ PROBE_WORDS = 8
 @dataclass
 class IndexHealth:
     """What :func:`check_index` found. ``state`` is ``ok``, ``missing`` (never built), ``corrupt``
-    (rebuild it), or ``unavailable`` (cannot be opened here, e.g. a read-only mount)."""
+    or ``outdated`` (built for another schema version: rebuild it), or ``unavailable`` (cannot be
+    opened here, e.g. a read-only mount)."""
 
     state: str
     generation: str | None = None
@@ -94,6 +96,11 @@ def check_index(index_dir: Path) -> IndexHealth:
             name = pointer.read_bytes()[:60].decode("utf-8", "replace").strip()
             return IndexHealth("corrupt", problem=f"{layout.CURRENT} names {name!r}, which is not a generation")
         return IndexHealth("missing")
+    state = layout.read_state(generation)
+    if state is not None and state.schema_version != SCHEMA_VERSION:  # built by another version
+        return IndexHealth("outdated", generation=generation.name, documents=state.documents,
+                           problem=f"built with index schema {state.schema_version}, this version "
+                                   f"reads schema {SCHEMA_VERSION}")
     try:
         documents = _probe(generation)
     except (KeyboardInterrupt, SystemExit):
@@ -131,20 +138,21 @@ def ensure_healthy_index(home: Path, index_dir: Path) -> IndexHealth:
         log.error("search index %s cannot be opened here (%s); searches answer 503 until it can "
                   "(the index folder must be writable: Tantivy takes a lock file even to read)",
                   health.generation, health.problem)
-    if health.state != "corrupt":
+    if health.state not in ("corrupt", "outdated"):
         return health
-    log.error("search index %s is corrupt (%s); rebuilding it from the store",
-              health.generation or index_dir, health.problem)
+    log.error("search index %s is %s (%s); rebuilding it from the store",
+              health.generation or index_dir, health.state, health.problem)
     from ..store import open_store
 
     if not (Path(home) / "store.sqlite3").exists():
         log.error("no store under %s to rebuild the index from", home)
-        return IndexHealth("corrupt", generation=health.generation, problem=f"{health.problem}; no store to rebuild from")
+        return IndexHealth(health.state, generation=health.generation,
+                           problem=f"{health.problem}; no store to rebuild from")
     try:
         store = open_store(home)
         try:
             if store.count() == 0:
-                return IndexHealth("corrupt", generation=health.generation,
+                return IndexHealth(health.state, generation=health.generation,
                                    problem=f"{health.problem}; the store is empty, nothing to rebuild from")
             repaired = repair_index(store, index_dir)
         finally:
@@ -153,7 +161,8 @@ def ensure_healthy_index(home: Path, index_dir: Path) -> IndexHealth:
         raise
     except Exception as exc:
         log.error("could not rebuild the index: %s", _describe(exc))
-        return IndexHealth("corrupt", generation=health.generation, problem=f"rebuild failed: {_describe(exc)}")
+        return IndexHealth(health.state, generation=health.generation,
+                           problem=f"rebuild failed: {_describe(exc)}")
     if not repaired.ok:
         log.error("the rebuilt index is not usable either: %s", repaired.problem)
     return repaired

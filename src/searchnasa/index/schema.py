@@ -18,6 +18,9 @@ Why this layout:
 - ``card`` holds the few fields a result card shows (compact JSON), so a results page needs no
   SQLite round trip; ``key`` is a 63-bit hash of the id in a fast column so ranking code can join
   hits to semantic candidates without loading documents.
+- ``sample`` puts each record in nested uniform samples (1/16, 1/64, 1/256, 1/1024 of all
+  records, by id hash) as posting lists, so facet counts over a huge result set can be estimated by
+  intersecting with a short list instead of visiting every match.
 - ``newest_key``/``oldest_key`` sort by year with records lacking a year last, and the id's hash as
   the tie-break, so sorted pages are stable.
 """
@@ -28,7 +31,7 @@ import hashlib
 
 import tantivy
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Per-field copies for field prefixes (``title:``, ``subject:``, ``abstract:``): (stemmed, exact).
 # The abstract has no exact copy (it is the bulk of the text, and ``all_exact`` covers unfielded
@@ -78,6 +81,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("document_type", tokenizer_name="raw", fast=True, index_option="basic")
     sb.add_text_field("subject_value", tokenizer_name="raw", fast=True, index_option="basic")
     sb.add_text_field("organization_value", tokenizer_name="raw", fast=True, index_option="basic")
+    sb.add_text_field("sample", tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("newest_key", fast=True)
     sb.add_integer_field("oldest_key", fast=True)
     sb.add_bytes_field("card", stored=True)
@@ -104,6 +108,15 @@ def stem_tokens(text: str) -> list[str]:
 
 def plain_tokens(text: str) -> list[str]:
     return PLAIN_ANALYZER.analyze(text)
+
+
+SAMPLE_RATES = (16, 64, 256, 1024)
+
+
+def sample_terms(record_id: str) -> list[str]:
+    """The sample levels a record belongs to: ``"64"`` means it is in the 1-in-64 sample."""
+    h = id_key(record_id) >> 20  # bits independent of the sort tie-break bits
+    return [str(rate) for rate in SAMPLE_RATES if h % rate == 0]
 
 
 PAIR_JOINER = "_"  # never inside a token: the tokenizers split on every non-alphanumeric character

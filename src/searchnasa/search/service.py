@@ -22,7 +22,7 @@ import tantivy
 from ..errors import NotFound, SearchNasaError
 from ..index.documents import card_from_bytes
 from ..index.reader import IndexReader
-from ..index.schema import id_key
+from ..index.schema import SAMPLE_RATES, id_key
 from ..records import SOURCE_LABELS, Record
 from ..settings import Settings, get_settings
 from ..store import Store, open_store
@@ -42,10 +42,10 @@ Occur = tantivy.Occur
 FUSION_DEPTH = 200  # lexical hits fused with semantic candidates; deeper ranks follow lexical order
 SEMANTIC_K = 200  # semantic candidates asked for
 FACET_SIZE = 15
-# Above this many matches, label facets are counted on a uniform sample of about this many.
-FACET_EXACT_MAX = 50_000
-KEY_SPACE = 1 << 63  # ``key`` (the id hash) is uniform over [0, 2**63)
-LABEL_FACETS = ("document_type", "subject", "organization")
+# Above this many matches, facets other than source are estimated on a uniform sample holding
+# at least FACET_SAMPLE_TARGET of the matches (see ``_facets``).
+FACET_EXACT_MAX = 40_000
+FACET_SAMPLE_TARGET = 5_000
 NO_DATE = "Date not supplied"
 
 # facet name -> the request filter it ignores (so a facet shows what choosing it would give)
@@ -322,47 +322,37 @@ class SearchService:
                 ) -> tuple[dict[str, list[FacetBucket]], list[str]]:
         """Facet counts for the query under every filter except the facet's own.
 
-        One aggregation pass per distinct filter set (usually one). Source, year and decade
-        counts are always exact. The label facets (document type, subject, organization) cost
-        time per matching document, so above ``FACET_EXACT_MAX`` matches they are counted on a
-        uniform, deterministic sample of the matches (by id hash) and scaled; those facet names
-        are returned as estimated.
+        Up to ``FACET_EXACT_MAX`` matches, every facet is exact (one aggregation pass). Above it,
+        source counts stay exact (one cheap pass) and the other facets are counted on the index's
+        uniform id-hash sample (the ``sample`` posting list intersected with the query, so the
+        cost no longer grows with the number of matches) and scaled up; their names are returned
+        as estimated.
         """
         groups: dict[str | None, list[str]] = {}
         for facet, own in FACET_OWN_FILTER.items():
             groups.setdefault(own if own in filters else None, []).append(facet)
-        # one sampling rate for the request, from the query's total: about FACET_EXACT_MAX
-        # matching documents feed the label facets
-        cut = KEY_SPACE
-        if known_total is not None and known_total > FACET_EXACT_MAX:
-            cut = int(KEY_SPACE * FACET_EXACT_MAX / known_total)
         raw: dict[str, list[dict[str, Any]]] = {}
         estimated: list[str] = []
         for excluded, facets in groups.items():
             query = with_filters(base, [q for name, q in filters.items() if name != excluded])
-            labels = [f for f in facets if f in LABEL_FACETS]
-            aggs: dict[str, Any] = {"source": _AGGS["source"]}
-            if "year" in facets or "decade" in facets:
-                aggs["year"] = _AGGS["year"]
-            label_aggs = {f: _AGGS[f] for f in labels}
-            if labels and cut < KEY_SPACE:
-                # a filter sub-aggregation over the id-hash sample: still one pass over the matches
-                aggs["_sample"] = {"filter": f"key:[0 TO {cut}]", "aggs": label_aggs}
+            wanted = {("year" if f == "decade" else f) for f in facets}
+            matches = known_total if excluded is None else None
+            if matches is not None and matches <= FACET_EXACT_MAX:
+                result = searcher.aggregate(query, {f: _AGGS[f] for f in wanted})
+                scaled: dict[str, Any] = {}
             else:
-                aggs.update(label_aggs)
-            result = searcher.aggregate(query, aggs)
-            matches = sum(int(b["doc_count"]) for b in result.get("source", {}).get("buckets", []))
+                result = searcher.aggregate(query, {"source": _AGGS["source"]})
+                matches = sum(int(b["doc_count"]) for b in result.get("source", {}).get("buckets", []))
+                rest = {f: _AGGS[f] for f in wanted if f != "source"}
+                scaled = self._sampled_aggs(searcher, schema, query, rest, matches) if rest else {}
+                if scaled.get("_scale", 1.0) != 1.0:
+                    estimated.extend(f for f in facets if f != "source")
             for f in facets:
-                if f in ("source", "year", "decade"):
-                    raw[f] = result.get("year" if f == "decade" else f, {}).get("buckets", [])
-            label_result, scale = result, 1.0
-            if "_sample" in result:
-                label_result = result["_sample"]
-                scale = matches / max(int(label_result.get("doc_count", 0)), 1)
-                estimated.extend(labels)
-            for f in labels:
+                key = "year" if f == "decade" else f
+                source = scaled if key in scaled else result
+                scale = scaled.get("_scale", 1.0) if key in scaled else 1.0
                 raw[f] = [{"key": b["key"], "doc_count": min(matches, round(int(b["doc_count"]) * scale))}
-                          for b in label_result.get(f, {}).get("buckets", [])]
+                          for b in source.get(key, {}).get("buckets", [])]
         out: dict[str, list[FacetBucket]] = {}
         for facet in FACET_OWN_FILTER:
             buckets = raw.get(facet, [])
@@ -379,6 +369,23 @@ class SearchService:
                 out[facet] = sorted((FacetBucket(value=str(b["key"]), count=int(b["doc_count"]))
                                      for b in buckets), key=lambda b: (-b.count, b.value))
         return out, sorted(set(estimated), key=list(FACET_OWN_FILTER).index)
+
+    @staticmethod
+    def _sampled_aggs(searcher: tantivy.Searcher, schema: tantivy.Schema, query: tantivy.Query,
+                      aggs: dict[str, Any], matches: int) -> dict[str, Any]:
+        """Run ``aggs`` exactly when ``matches`` is small, else on the densest sample level that
+        still holds about FACET_SAMPLE_TARGET matches; ``_scale`` says how to scale the counts."""
+        if matches <= FACET_EXACT_MAX:
+            return {**searcher.aggregate(query, aggs), "_scale": 1.0}
+        rate = SAMPLE_RATES[0]
+        for candidate in SAMPLE_RATES:
+            if matches / candidate >= FACET_SAMPLE_TARGET:
+                rate = candidate
+        sampled_query = Q.boolean_query([(Occur.Must, Q.term_query(schema, "sample", str(rate))),
+                                         (Occur.Must, query)])
+        result = searcher.aggregate(sampled_query, {**aggs, "_n": _AGGS["source"]})
+        sampled = sum(int(b["doc_count"]) for b in result.get("_n", {}).get("buckets", []))
+        return {**result, "_scale": matches / max(sampled, 1)}
 
     @staticmethod
     def _hit(searcher: tantivy.Searcher, ranked: _Ranked, highlight: Highlight) -> SearchHit:

@@ -59,19 +59,28 @@ class HnswParams:
 
 
 class HnswIndex:
-    """usearch HNSW over int8 vectors; keys are positions in :attr:`ids`."""
+    """usearch HNSW over int8 vectors; keys are positions in :attr:`ids`.
 
-    def __init__(self, ids: list[str], index: "object", params: HnswParams) -> None:
+    int8 storage alone finds about 96% of the true top 10 (ties and rounding reorder near
+    neighbours); with ``rescore`` (the float vectors, kept anyway for related papers) it fetches
+    a wider candidate list and re-ranks it exactly, which restores recall to about 0.99.
+    """
+
+    RESCORE_FACTOR = 3
+
+    def __init__(self, ids: list[str], index: "object", params: HnswParams,
+                 rescore: np.ndarray | None = None) -> None:
         self.ids = ids
         self.index = index
         self.params = params
+        self.rescore = rescore
 
     def __len__(self) -> int:
         return len(self.ids)
 
     @classmethod
     def build(cls, ids: list[str], matrix: np.ndarray, params: HnswParams | None = None,
-              threads: int = 0) -> "HnswIndex":
+              threads: int = 0, rescore: bool = False) -> "HnswIndex":
         from usearch.index import Index
 
         params = params or HnswParams()
@@ -80,16 +89,23 @@ class HnswIndex:
         if len(ids):
             index.add(np.arange(len(ids), dtype=np.uint64), np.ascontiguousarray(matrix, dtype=np.float32),
                       threads=threads)
-        return cls(list(ids), index, params)
+        return cls(list(ids), index, params, rescore=matrix if rescore else None)
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         if not self.ids or k <= 0:
             return []
         k = min(k, len(self.ids))
-        self.index.expansion_search = max(self.params.expansion_search, k)
-        matches = self.index.search(np.asarray(vector, dtype=np.float32), k)
+        vector = np.asarray(vector, dtype=np.float32)
+        wide = min(len(self.ids), k * self.RESCORE_FACTOR) if self.rescore is not None else k
+        self.index.expansion_search = max(self.params.expansion_search, wide)
+        matches = self.index.search(vector, wide)
+        keys = np.asarray(matches.keys, dtype=np.int64)
+        if self.rescore is not None:
+            sims = self.rescore[keys].astype(np.float32) @ vector
+            order = np.argsort(-sims, kind="stable")[:k]
+            return [(self.ids[int(keys[i])], float(sims[i])) for i in order]
         # usearch's cosine distance is 1 - cosine
-        return [(self.ids[int(key)], float(1.0 - dist)) for key, dist in zip(matches.keys, matches.distances)]
+        return [(self.ids[int(key)], float(1.0 - dist)) for key, dist in zip(keys, matches.distances)]
 
     def save(self, folder: Path, version: str) -> None:
         """Write index + ids + version atomically enough: the meta file is renamed in last."""
@@ -103,7 +119,7 @@ class HnswIndex:
         os.replace(tmp_meta, folder / "ann.json")
 
     @classmethod
-    def load(cls, folder: Path, version: str) -> "HnswIndex | None":
+    def load(cls, folder: Path, version: str, rescore: np.ndarray | None = None) -> "HnswIndex | None":
         """The saved index if it matches ``version``; None when missing or stale."""
         from usearch.index import Index
 
@@ -117,7 +133,7 @@ class HnswIndex:
         index = Index.restore(str(folder / "ann.usearch"), view=True)
         if index is None or len(index) != len(meta["ids"]):
             return None
-        return cls(list(meta["ids"]), index, params)
+        return cls(list(meta["ids"]), index, params, rescore=rescore)
 
 
 def recall_at_k(exact: ExactIndex, approx: "ExactIndex | HnswIndex", queries: np.ndarray, k: int = 10) -> float:

@@ -72,11 +72,13 @@ class SemanticProvider:
                 vs.close()
             index: ExactIndex | HnswIndex
             if len(ids) >= self._exact_below:
-                hnsw = HnswIndex.load(self.vectors_dir, version)
+                matrix = matrix.astype(np.float16)  # half the memory; rows are cast back on use
+                hnsw = HnswIndex.load(self.vectors_dir, version, rescore=matrix)
                 if hnsw is None or hnsw.ids != ids:
                     log.info("building the HNSW index over %d vectors", len(ids))
-                    hnsw = HnswIndex.build(ids, matrix)
+                    hnsw = HnswIndex.build(ids, matrix.astype(np.float32))
                     hnsw.save(self.vectors_dir, version)
+                    hnsw.rescore = matrix
                 index = hnsw
             else:
                 index = ExactIndex(ids, matrix)
@@ -139,7 +141,7 @@ class SemanticProvider:
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         self._refresh()
-        return {rid: self._matrix[self._pos[rid]] for rid in ids if rid in self._pos}
+        return {rid: self._matrix[self._pos[rid]].astype(np.float32) for rid in ids if rid in self._pos}
 
 
 _providers: dict[Path, SemanticProvider] = {}
