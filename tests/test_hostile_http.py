@@ -283,7 +283,7 @@ def test_exports_carry_hostile_text_as_data(client: httpx.Client) -> None:
 
     for fmt in ("bibtex", "ris", "csl-json", "csv"):
         for url, params in (("/api/export", {"format": fmt, "ids": HOSTILE_ID}),
-                            ("/api/export", {"format": fmt, "q": HOSTILE_MARKER}),
+                            ("/api/export", {"format": fmt, "q": HOSTILE_MARKER, "mode": "lexical"}),
                             (f"/api/records/{HOSTILE_ID}", {"format": fmt})):
             resp = check(client, url, params=params)
             assert resp.status_code == 200, (fmt, url, resp.text[:200])
@@ -310,7 +310,7 @@ def test_api_json_keeps_hostile_text_verbatim_and_typed_json(client: httpx.Clien
     resp = check(client, f"/api/records/{HOSTILE_ID}")
     assert resp.headers["content-type"].startswith("application/json")
     assert resp.json()["title"] == HOSTILE_TITLE
-    hits = check(client, "/api/search", params={"q": HOSTILE_MARKER}).json()["results"]
+    hits = check(client, "/api/search", params={"q": HOSTILE_MARKER, "mode": "lexical"}).json()["results"]
     assert [h["id"] for h in hits] == [HOSTILE_ID]
     assert "<script>" not in hits[0]["title_html"] and "&lt;script&gt;" in hits[0]["title_html"]
     assert "<img" not in hits[0]["snippet_html"]

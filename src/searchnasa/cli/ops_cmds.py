@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from ..errors import BadInput, NotFound
-from .app import HomeOption, app, console, err_console, print_json, progress_bar, settings_for, store_for
+from .app import HomeOption, app, console, print_json, progress_bar, settings_for, store_for
 
 
 @app.command()

@@ -251,4 +251,5 @@ def run_dedup(store: Store, config: DedupConfig | None = None, vectors_dir: Path
             _store_embedding_edges(store, part, emb)
             report.edges_found += len(emb)
     report.clusters, report.records_in_clusters, report.blocked_by_split = rebuild_clusters(store, config)
+    log.info("dedup: %s", report.summary())
     return report

@@ -149,6 +149,7 @@ def embedding_edges(store: Store, vectors_dir: Path, changed_ids: list[str], thr
     if loaded is not None:
         hits = _exact_pairs(loaded[0], loaded[1], changed_ids, threshold)
     else:
+        log.info("embedding rule: %d changed records against %d vectors via the HNSW index", len(changed_ids), total)
         hits = _ann_pairs(Path(vectors_dir), changed_ids, threshold)
     if not hits:
         return []

@@ -152,6 +152,8 @@ def ensure_healthy_index(home: Path, index_dir: Path) -> IndexHealth:
         store = open_store(home)
         try:
             if store.count() == 0:
+                log.error("the store under %s is empty: nothing to rebuild the index from; "
+                          "serving it as it is", home)
                 return IndexHealth(health.state, generation=health.generation,
                                    problem=f"{health.problem}; the store is empty, nothing to rebuild from")
             repaired = repair_index(store, index_dir)

@@ -27,6 +27,7 @@ DIM = 384
 # The text that is embedded is capped before tokenizing: the model reads 256 word pieces at most,
 # so characters past ~2,000 would be tokenized only to be thrown away.
 MAX_TEXT_CHARS = 2000
+SMALL_BATCH = 4  # up to this many texts (queries) are embedded on one thread
 
 
 class EmbedderUnavailable(SearchNasaError):
@@ -90,15 +91,28 @@ class Embedder:
         """Unit vectors (float32, shape ``(n, 384)``); the model sorts by length inside a call."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
+        import torch
+
         clipped = [t[:MAX_TEXT_CHARS] if t else "" for t in texts]
         with self._lock:  # torch already uses every core; two encodes at once only thrash
-            vecs = self._model.encode(
-                clipped,
-                batch_size=batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            # A query or two is too small to split across threads: the threads' hand-offs cost more
+            # than they save, and on a busy machine far more (measured 54 ms on 1 thread vs 640 ms
+            # on 2 for one short query at load average 12; see bench/README.md).
+            threads = torch.get_num_threads()
+            small = len(clipped) <= SMALL_BATCH and threads > 1
+            if small:
+                torch.set_num_threads(1)
+            try:
+                vecs = self._model.encode(
+                    clipped,
+                    batch_size=batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
+            finally:
+                if small:
+                    torch.set_num_threads(threads)
         return np.asarray(vecs, dtype=np.float32)
 
     def encode_query(self, text: str) -> np.ndarray:
