@@ -68,6 +68,9 @@ def fuse(lex: list[tuple[str, float]], sem_all: dict[str, float], method: str, w
         sem_rank = {d: i for i, d in enumerate(sem_sorted[:DEPTH])}
         s = {d: ((1 - w) / (61 + lex_rank[d]) if d in lex_rank else 0.0) + (w / (61 + sem_rank[d]) if d in sem_rank else 0.0)
              for d in cands}
+    elif method == "related":  # the related-papers formula: raw cosine + BM25 / best BM25
+        top = max(lex_d.values(), default=0.0) or 1.0
+        s = {d: w * sem_all.get(d, 0.0) + (1 - w) * lex_d.get(d, 0.0) / top for d in cands}
     else:
         floor = min(lex_d.values(), default=0.0)
         lex_full = {d: lex_d.get(d, floor) for d in cands}
@@ -133,7 +136,7 @@ def main() -> int:
     sem_only = {q: sorted(base_sem[q], key=lambda d: -base_sem[q][d])[:100] for q in data.queries}
     print(f"lexical  {score(lex_only)}")
     print(f"semantic {score(sem_only)}")
-    for method, weights in (("rrf", (0.5,)), ("minmax", (0.3, 0.4, 0.5, 0.6, 0.7)), ("z", (0.3, 0.4, 0.5, 0.6, 0.7))):
+    for method, weights in (("rrf", (0.5,)), ("related", (0.5, 0.65, 0.8)), ("minmax", (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)), ("z", (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9))):
         for w in weights:
             fused = {q: fuse(lex[q], base_sem[q], method, w) for q in data.queries}
             print(f"{method:7s} w={w}: {score(fused)['ndcg@10']:.4f}")

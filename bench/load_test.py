@@ -137,14 +137,15 @@ async def run_load(base_url: str, clients: int, seconds: float, seed: int = 7,
                 i += 1
                 t0 = time.perf_counter()
                 try:
-                    resp = await client.get(path, params=params)
-                    body = await resp.aread()
+                    async with asyncio.timeout(DEADLINE_S):  # the whole answer, not each read
+                        resp = await client.get(path, params=params)
+                        body = await resp.aread()
                     status = str(resp.status_code)
                     if kind == "api_search" and status == "200":  # which mode really answered
                         for served in (b'"mode":"hybrid"', b'"mode":"lexical"', b'"mode":"semantic"'):
                             if served in body:
                                 modes[served.split(b'"')[3].decode()] += 1
-                except httpx.TimeoutException:
+                except (httpx.TimeoutException, TimeoutError):
                     status = "timeout"
                 except httpx.TransportError as exc:
                     status = f"transport:{type(exc).__name__}"

@@ -386,3 +386,13 @@ def test_an_index_built_for_another_schema_is_rebuilt_at_start(indexed_home: Pat
         log = server.log()
     assert "is outdated" in log and "rebuilt from the store: 6514 records" in log
     assert check_index(home / "index").ok
+
+
+def test_index_update_on_a_corrupt_index_rebuilds_it(indexed_home: Path, tmp_path: Path) -> None:
+    home = copy_home(indexed_home, tmp_path / "home")
+    CORRUPTIONS["meta.json garbled"](current_generation(home / "index"))
+    done = cli(["index"], home)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "corrupt" in done.stderr and "Traceback" not in done.stderr
+    health = check_index(home / "index")
+    assert health.ok and health.documents == 6514 and health.generation == "gen-2"

@@ -105,3 +105,10 @@ def test_strict_and_loose_split() -> None:
 def test_parse_never_raises(q: str) -> None:
     parsed = parse(q)
     assert isinstance(parsed.interpreted, str)
+
+
+@pytest.mark.parametrize("q", ["(" * 1000, "(" * 999 + "a", "title:(" * 166, "(-" * 500, "-(" * 500,
+                               "(NOT " * 200 + "a", "(a OR " * 166, "NOT " * 250 + "a", ")" * 1000])
+def test_deep_nesting_at_the_length_limit_never_recurses_out(q: str) -> None:
+    parsed = parse(q)
+    assert isinstance(parsed.interpreted, str)

@@ -83,10 +83,10 @@ def related(
     """Records most related to RECORD_ID, with the reasons each one is related."""
     from ..search.related import find_related
     from ..search.service import SearchService
-    from ..semantic.provider import open_provider
+    from ..semantic import open_semantic
 
     settings = settings_for(home)
-    service = SearchService(settings=settings, semantic=open_provider(settings))
+    service = SearchService(settings=settings, semantic=open_semantic(settings))
     items = find_related(service, [record_id, *also], list(negative), limit)
     if json_:
         print_json({"seed_ids": [record_id, *also], "negative_ids": list(negative),

@@ -35,6 +35,7 @@ def log_config(level: str) -> dict:
 
 
 MAX_REQUEST_HEAD_BYTES = 1_048_576
+KEEP_ALIVE_SECONDS = 75
 
 
 @app.command()
@@ -74,6 +75,9 @@ def serve(
         log_level=log_level.lower(),
         log_config=log_config(log_level),
         timeout_graceful_shutdown=30,
+        # Longer than the idle timeout of common load balancers (60 s): the server never closes
+        # a kept-alive connection just as the balancer (or a busy client) sends on it.
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         proxy_headers=False,
         server_header=False,
         # A request line past h11's 16 KiB default gets a bare text 400 from the protocol layer;

@@ -36,6 +36,7 @@ FIELD_ALIASES = {
 }
 SOURCE_ALIASES = {"ntrs": "ntrs", "nasa": "ntrs", "osti": "osti", "doe": "osti"}
 SOURCE_NAMES = {"ntrs": "NASA NTRS", "osti": "DOE OSTI"}
+MAX_NESTING = 30  # deeper parentheses are ignored (1,000 characters could nest 500 levels)
 
 
 @dataclass(frozen=True)
@@ -256,18 +257,32 @@ class _Parser:
 
     def unary(self, fld: str | None) -> Node | None:
         tok = self.take()
-        if tok.kind in ("NOT", "MINUS"):
+        negations = 0
+        while tok.kind in ("NOT", "MINUS"):  # iterative: a long run of NOTs must not recurse
             nxt = self.peek()
             if nxt is None or nxt.kind in ("OR", "RPAREN", "AND"):
                 self.note("Ignored “NOT” with nothing after it." if tok.kind == "NOT"
                           else "Ignored a lone “-”.")
                 return None
+            negations += 1
+            tok = self.take()
+        if negations:
+            self.i -= 1
             child = self.unary(fld)
             if child is None:
                 return None
-            if isinstance(child, Not):  # NOT NOT x reads as x
-                return child.child
-            return Not(child)
+            if negations % 2 == 0:  # NOT NOT x reads as x
+                return child
+            return child.child if isinstance(child, Not) else Not(child)
+        if tok.kind == "LPAREN" and self.depth >= MAX_NESTING:
+            self.note(f"Ignored parentheses nested deeper than {MAX_NESTING} levels.")
+            while tok.kind == "LPAREN":  # skip the run without recursing
+                nxt = self.peek()
+                if nxt is None or nxt.kind in ("OR", "RPAREN", "AND"):
+                    return None
+                tok = self.take()
+            self.i -= 1
+            return self.unary(fld)
         if tok.kind == "LPAREN":
             self.depth += 1
             inner = self.or_expr(fld)
@@ -316,6 +331,9 @@ class _Parser:
             return SourceIs(src)
         if value_tok.kind == "PHRASE":
             return _phrase(value_tok.value, name, self)
+        if value_tok.kind == "LPAREN" and self.depth >= MAX_NESTING:
+            self.note(f"Ignored parentheses nested deeper than {MAX_NESTING} levels.")
+            return None
         if value_tok.kind == "LPAREN":
             self.depth += 1
             inner = self.or_expr(name)
@@ -379,11 +397,45 @@ def _year(text: str, parser: _Parser) -> Node | None:
     return YearRange(lo, hi)
 
 
+MAX_TREE_DEPTH = 60
+
+
+def _depth(node: Node) -> int:
+    """How deeply a tree nests (iteratively)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(current, (And, Or)):
+            stack.extend((child, depth + 1) for child in current.children)
+        elif isinstance(current, Not):
+            stack.append((current.child, depth + 1))
+    return deepest
+
+
+def _flat(toks: list[_Tok], notices: list[str]) -> Node | None:
+    """The query as plain words and phrases, every operator dropped (the last-resort reading)."""
+    notices.append("The query nests too deeply to follow; read its words and phrases, all required.")
+    parts: list[Node] = []
+    for tok in toks:
+        if tok.kind == "WORD" and _WORDISH.search(tok.value):
+            parts.append(Term(tok.value.strip()))
+        elif tok.kind == "PHRASE" and _WORDISH.search(tok.value):
+            parts.append(Phrase(" ".join(tok.value.split())))
+    parts = list(dict.fromkeys(parts))
+    return _and(parts) if parts else None
+
+
 def parse(text: str) -> ParsedQuery:
     """Parse ``text``; never raises. An empty query becomes :class:`MatchAll`."""
     notices: list[str] = []
     toks = _lex(text or "", notices)
-    tree = _Parser(toks, notices).parse() if toks else None
+    try:
+        tree = _Parser(toks, notices).parse() if toks else None
+        if tree is not None and _depth(tree) > MAX_TREE_DEPTH:
+            tree = _flat(toks, notices)
+    except RecursionError:  # pathological nesting ("-(-(-(" ...): fall back to the words
+        tree = _flat(toks, notices)
     if tree is None:
         if (text or "").strip() and not notices:
             notices.append("Nothing searchable in the query; showing all records.")

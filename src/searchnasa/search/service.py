@@ -19,7 +19,7 @@ from typing import Any
 
 import tantivy
 
-from ..errors import NotFound, SearchNasaError
+from ..errors import BadInput, NotFound, SearchNasaError
 from ..index.documents import card_from_bytes
 from ..index.reader import IndexReader
 from ..index.schema import SAMPLE_RATES, id_key
@@ -27,6 +27,7 @@ from ..records import SOURCE_LABELS, Record
 from ..settings import Settings, get_settings
 from ..store import Store, open_store
 from . import fusion
+from .budget import CUT_NOTICE, fit_to_budget
 from .identifiers import IdentifierGuess, recognize
 from .lexical import compile_node, filter_queries, with_filters
 from .models import FacetBucket, SearchHit, SearchRequest, SearchResponse
@@ -173,6 +174,17 @@ class SearchService:
         elif guess is not None and guess.confident:
             notices.append(f"No record has the identifier “{guess.text.strip()}”; searched it as words.")
 
+        lower_bound = False
+        if not isinstance(tree, IdSet):
+            # a query whose exact count would walk too many postings is narrowed to its rarer
+            # alternatives (see .budget): the count of what remains is a true lower bound
+            try:
+                tree, lower_bound = fit_to_budget(searcher, tree)
+            except BadInput:
+                lower_bound = False
+            if lower_bound:
+                notices.append(CUT_NOTICE)
+
         filters = self._filters(schema, req)
         main = compile_node(schema, tree)
         all_filters = list(filters.values())
@@ -205,7 +217,7 @@ class SearchService:
         facets, estimated = self._facets(searcher, schema, base, filters, known_total=total)
         return SearchResponse(
             query=req.q, interpreted=interpreted_text, notices=notices, total=total,
-            total_is_lower_bound=False, page=req.page, per_page=req.per_page, mode=mode,
+            total_is_lower_bound=lower_bound, page=req.page, per_page=req.per_page, mode=mode,
             results=results, facets=facets, redirect_id=redirect_id, facets_estimated=estimated,
             took_ms=round((time.perf_counter() - started) * 1000, 3),
         )
