@@ -7,6 +7,9 @@ Lexical search is complete on its own. When a :class:`SemanticProvider` is plugg
 request's mode asks for it, semantic candidates are admitted only if they satisfy the query's
 strict part (phrases, field clauses, exclusions) and every filter, and are fused with the lexical
 ranking by reciprocal rank fusion; the total counts the union exactly.
+
+Totals are exact unless the query is over the work budget (:mod:`.budget`): then its commonest
+OR alternatives are dropped before running, and the total is flagged as a lower bound.
 """
 
 from __future__ import annotations
