@@ -6,7 +6,9 @@ meanwhile cannot change its results half-way; the next search sees the new commi
 Lexical search is complete on its own. When a :class:`SemanticProvider` is plugged in and the
 request's mode asks for it, semantic candidates are admitted only if they satisfy the query's
 strict part (phrases, field clauses, exclusions) and every filter, and are fused with the lexical
-ranking by reciprocal rank fusion; the total counts the union exactly.
+ranking; the total counts the union exactly. Fusion is a min-max weighted sum of BM25 and the
+cosine of every fused candidate (lexical hits included) when the provider can score given
+records, reciprocal rank fusion otherwise or on request (``fusion_method="rrf"``).
 
 Totals are exact unless the query is over the work budget (:mod:`.budget`): then its commonest
 OR alternatives are dropped before running, and the total is flagged as a lower bound.
@@ -45,6 +47,9 @@ Occur = tantivy.Occur
 
 FUSION_DEPTH = 200  # lexical hits fused with semantic candidates; deeper ranks follow lexical order
 SEMANTIC_K = 200  # semantic candidates asked for
+# Weight of the cosine in the weighted-sum fusion; chosen on SciFact, confirmed on NPL (bench/README.md).
+SEMANTIC_WEIGHT = 0.7
+NO_WORD_MATCH = "No record contains these words; showing records close in meaning."
 FACET_SIZE = 15
 # Above this many matches, facets other than source are estimated on a uniform sample holding
 # at least FACET_SAMPLE_TARGET of the matches (see ``_facets``).
@@ -89,7 +94,7 @@ class SearchService:
     """Lexical search over the Tantivy index, with an optional semantic provider."""
 
     def __init__(self, settings: Settings | None = None, semantic: SemanticProvider | None = None,
-                 fusion_method: str = "rrf") -> None:
+                 fusion_method: str = "weighted") -> None:
         self.settings = settings or get_settings()
         self.reader = IndexReader(self.settings.index_dir)
         self.semantic = semantic
@@ -192,7 +197,7 @@ class SearchService:
         main = compile_node(schema, tree)
         all_filters = list(filters.values())
 
-        mode, admitted = self._semantic_candidates(req, tree, searcher, schema, notices)
+        mode, admitted, sims, sem_text = self._semantic_candidates(req, tree, searcher, schema, notices)
         if mode == "semantic":
             base = Q.term_set_query(schema, "id", admitted) if admitted else Q.empty_query()
         elif mode == "hybrid" and admitted:
@@ -207,8 +212,11 @@ class SearchService:
             total, ranked = self._lexical_page(searcher, with_filters(base, all_filters), req.sort,
                                                offset, req.per_page)
         else:
-            total, ranked = self._fused_page(searcher, schema, main, admitted, all_filters, mode,
-                                             offset, req.per_page)
+            total, ranked, lexical_matches = self._fused_page(
+                searcher, schema, main, admitted, all_filters, mode, offset, req.per_page,
+                sims=sims, text=sem_text)
+            if mode == "hybrid" and lexical_matches == 0 and total:
+                notices.append(NO_WORD_MATCH)
         if mode == "hybrid" and not admitted:
             mode = "lexical"
 
@@ -257,42 +265,52 @@ class SearchService:
         return int(result.count or 0), ranked
 
     def _semantic_candidates(self, req: SearchRequest, tree: Node, searcher: tantivy.Searcher,
-                             schema: tantivy.Schema, notices: list[str]) -> tuple[str, list[str]]:
-        """(effective mode, admitted candidate ids in similarity order)."""
+                             schema: tantivy.Schema, notices: list[str],
+                             ) -> tuple[str, list[str], dict[str, float], str]:
+        """(effective mode, admitted candidate ids in similarity order, their similarities, the
+        text that was embedded)."""
         if req.mode == "lexical" or isinstance(tree, IdSet):
-            return "lexical", []
+            return "lexical", [], {}, ""
         provider = self.semantic
         if provider is None or not provider.available():
             if req.mode == "semantic":
                 notices.append("Semantic search is not available; showing keyword matches.")
-            return "lexical", []
+            return "lexical", [], {}, ""
         if not has_loose(tree):
             if req.mode == "semantic":
                 notices.append("The query holds only exact parts (phrases, fields, exclusions); "
                                "showing keyword matches.")
-            return "lexical", []
+            return "lexical", [], {}, ""
         text = " ".join(positive_texts(tree))
         try:
             candidates = provider.query_candidates(text, SEMANTIC_K)
         except Exception:  # a failing provider must not break search
             log.exception("semantic provider failed")
             notices.append("Semantic search failed; showing keyword matches.")
-            return "lexical", []
-        ids = list(dict.fromkeys(rid for rid, _ in candidates))
+            return "lexical", [], {}, ""
+        sims: dict[str, float] = {}
+        for rid, sim in candidates:
+            sims.setdefault(rid, float(sim))
+        ids = list(sims)
         if not ids:
-            return req.mode, []
+            if req.mode == "semantic":
+                notices.append("No record is close in meaning to this query.")
+            return req.mode, [], {}, text
         strict = strict_part(tree)
         check = Q.term_set_query(schema, "id", ids)
         if strict is not None:
             check = Q.boolean_query([(Occur.Must, check), (Occur.Must, compile_node(schema, strict))])
         result = searcher.search(check, limit=len(ids), count=False)
         passed = {searcher.doc(addr).get_first("id") for _, addr in result.hits}
-        return req.mode, [rid for rid in ids if rid in passed]
+        admitted = [rid for rid in ids if rid in passed]
+        return req.mode, admitted, {rid: sims[rid] for rid in admitted}, text
 
     def _fused_page(self, searcher: tantivy.Searcher, schema: tantivy.Schema, main: tantivy.Query,
                     admitted: list[str], filters: list[tantivy.Query], mode: str, offset: int,
-                    limit: int) -> tuple[int, list[_Ranked]]:
-        """Relevance order over lexical ∪ semantic: fused head, then the lexical tail."""
+                    limit: int, sims: dict[str, float] | None = None, text: str = "",
+                    ) -> tuple[int, list[_Ranked], int]:
+        """Relevance order over lexical ∪ semantic: fused head, then the lexical tail.
+        Returns (total, page, number of lexical matches)."""
         sem_query = with_filters(Q.term_set_query(schema, "id", admitted), filters)
         sem_hits = searcher.search(sem_query, limit=len(admitted), count=False).hits
         sem_keys = searcher.fast_field_values("key", [a for _, a in sem_hits])
@@ -301,17 +319,16 @@ class SearchService:
         sem_rank = sorted((k for k in addr_of if k in wanted), key=lambda k: wanted[k])
         if mode == "semantic":
             window = sem_rank[offset:offset + limit]
-            return len(sem_rank), [_Ranked(addr_of[k], 0.0) for k in window]
+            return len(sem_rank), [_Ranked(addr_of[k], 0.0) for k in window], 0
 
         lex_query = with_filters(main, filters)
         lex = searcher.search(lex_query, limit=FUSION_DEPTH, count=True)
         lex_keys = searcher.fast_field_values("key", [a for _, a in lex.hits])
         for k, (_, a) in zip(lex_keys, lex.hits):
             addr_of.setdefault(k, a)
-        if self.fusion_method == "weighted":
-            sem_scores = [(str(k), 1.0 - i / max(len(sem_rank), 1)) for i, k in enumerate(sem_rank)]
-            fused = fusion.weighted_sum([(str(k), float(s)) for k, (s, _) in zip(lex_keys, lex.hits)],
-                                        sem_scores)
+        scorer = getattr(self.semantic, "similarities", None)
+        if self.fusion_method == "weighted" and callable(scorer) and sims is not None:
+            fused = self._weighted(searcher, lex_keys, lex.hits, sem_rank, admitted, sims, text, scorer)
         else:
             fused = fusion.reciprocal_rank_fusion([[str(k) for k in lex_keys], [str(k) for k in sem_rank]])
         union = Q.boolean_query([
@@ -330,7 +347,24 @@ class SearchService:
                                               (Occur.MustNot, Q.term_set_query(schema, "id", head_ids))])
             tail = searcher.search(tail_query, limit=limit - len(page), offset=skip, count=False)
             page.extend(_Ranked(a, float(s)) for s, a in tail.hits)
-        return int(total), page
+        return int(total), page, int(lex.count or 0)
+
+    @staticmethod
+    def _weighted(searcher: tantivy.Searcher, lex_keys: list[int], lex_hits: list[Any], sem_rank: list[int],
+                  admitted: list[str], sims: dict[str, float], text: str,
+                  scorer: Any) -> list[tuple[str, float]]:
+        """Min-max weighted sum over lexical ∪ semantic, with the cosine of *every* candidate:
+        a lexical hit outside the semantic top-k is scored by its own similarity, not by 0,
+        which is what lifts fusion above either ranking (bench/fusion_study.py)."""
+        key_of = {id_key(rid): rid for rid in admitted}
+        cos: dict[int, float] = {k: sims[key_of[k]] for k in sem_rank}
+        missing = {k: searcher.doc(a).get_first("id") for k, (_, a) in zip(lex_keys, lex_hits) if k not in cos}
+        if missing:
+            got = scorer(text, list(missing.values()))
+            for k, rid in missing.items():
+                cos[k] = float(got.get(rid, 0.0))
+        return fusion.weighted_sum([(str(k), float(s)) for k, (s, _) in zip(lex_keys, lex_hits)],
+                                   [(str(k), c) for k, c in cos.items()], SEMANTIC_WEIGHT)
 
     def _facets(self, searcher: tantivy.Searcher, schema: tantivy.Schema, base: tantivy.Query,
                 filters: dict[str, tantivy.Query], known_total: int | None = None,

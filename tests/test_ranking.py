@@ -1,0 +1,123 @@
+"""Ranking quality rules on the real sample with its real (bundled) embeddings:
+the similarity floor for semantic candidates, the honest notice when no word matched, and the
+weighted-sum fusion that scores every fused candidate by its own cosine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from searchnasa.search import fusion
+from searchnasa.search.models import SearchRequest
+from searchnasa.search.query import parse, positive_texts
+from searchnasa.search.service import FUSION_DEPTH, NO_WORD_MATCH, SEMANTIC_WEIGHT, SearchService
+from searchnasa.semantic.provider import SIMILARITY_FLOOR, SemanticProvider
+from searchnasa.settings import Settings
+
+from semantic_util import semantic_home_from
+
+NONSENSE = ("zzhostilesynthetic", "qwxzvbn", "xyzzy plugh")
+
+
+@pytest.fixture(scope="module")
+def settings(indexed_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings().with_home(semantic_home_from(indexed_home, tmp_path_factory.mktemp("ranking_home")))
+
+
+@pytest.fixture(scope="module")
+def provider(settings: Settings) -> SemanticProvider:
+    return SemanticProvider(settings.vectors_dir)
+
+
+@pytest.fixture(scope="module")
+def service(settings: Settings, provider: SemanticProvider) -> SearchService:
+    return SearchService(settings, semantic=provider)
+
+
+class Recording:
+    """The real provider, recording which ids the service asked it to score."""
+
+    def __init__(self, inner: SemanticProvider) -> None:
+        self.inner = inner
+        self.scored: list[str] = []
+
+    def available(self) -> bool:
+        return self.inner.available()
+
+    def query_candidates(self, text: str, k: int) -> list[tuple[str, float]]:
+        return self.inner.query_candidates(text, k)
+
+    def similarities(self, text: str, ids: list[str]) -> dict[str, float]:
+        self.scored.extend(ids)
+        return self.inner.similarities(text, ids)
+
+
+@pytest.mark.parametrize("q", NONSENSE)
+def test_nonsense_gets_no_semantic_candidates(provider: SemanticProvider, q: str) -> None:
+    assert provider.available()
+    # without the floor the nearest neighbours exist, they are just not similar
+    assert provider.nearest(provider.embed_text(q), 5)
+    assert provider.query_candidates(q, 200) == []
+
+
+def test_a_real_query_keeps_candidates_above_the_floor(provider: SemanticProvider) -> None:
+    hits = provider.query_candidates("battery thermal runaway", 200)
+    assert len(hits) >= 10
+    assert all(sim >= SIMILARITY_FLOOR for _, sim in hits)
+    assert len(hits) < 200  # the floor cut the long tail of unrelated records
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_nonsense_query_finds_nothing_in_any_mode(service: SearchService, mode: str) -> None:
+    resp = service.search(SearchRequest(q="qwxzvbn", mode=mode))
+    assert resp.total == 0 and resp.results == []
+    assert sum(b.count for b in resp.facets["source"]) == 0
+
+
+def test_meaning_without_matching_words_says_so(service: SearchService) -> None:
+    lexical = service.search(SearchRequest(q="exoplanet habitability", mode="lexical"))
+    assert lexical.total == 0  # no sample record holds both words
+    resp = service.search(SearchRequest(q="exoplanet habitability", mode="hybrid", per_page=100))
+    assert resp.mode == "hybrid" and resp.total == len(resp.results) > 0
+    assert NO_WORD_MATCH in resp.notices
+    words = service.search(SearchRequest(q="battery thermal runaway", mode="hybrid"))
+    assert words.total > 0 and NO_WORD_MATCH not in words.notices
+
+
+def test_hybrid_head_is_the_weighted_sum_of_bm25_and_every_candidates_cosine(
+        settings: Settings, provider: SemanticProvider) -> None:
+    q = "heat OR shield OR ablation"  # OR: many lexical hits, some far in meaning
+    recording = Recording(provider)
+    service = SearchService(settings, semantic=recording)
+    resp = service.search(SearchRequest(q=q, mode="hybrid", per_page=20))
+    # recompute the fusion independently from the two rankings the product exposes
+    lexical: list[tuple[str, float]] = []
+    page = 1
+    while len(lexical) < FUSION_DEPTH:
+        got = service.search(SearchRequest(q=q, mode="lexical", per_page=100, page=page)).results
+        lexical.extend((h.id, h.score) for h in got)
+        if len(got) < 100:
+            break
+        page += 1
+    lexical = lexical[:FUSION_DEPTH]
+    text = " ".join(positive_texts(parse(q).tree))  # what the service embeds: the words, no operators
+    assert text == "heat shield ablation"
+    candidates = dict(provider.query_candidates(text, 200))
+    outside = [rid for rid, _ in lexical if rid not in candidates]
+    assert outside, "the query should have lexical hits outside the semantic candidates"
+    assert set(outside) <= set(recording.scored)  # their cosines were asked for, not taken as 0
+    cosines = {**provider.similarities(text, [rid for rid, _ in lexical]), **candidates}
+    expected = fusion.weighted_sum(lexical, list(cosines.items()), SEMANTIC_WEIGHT)
+    assert [h.id for h in resp.results] == [rid for rid, _ in expected[:20]]
+
+
+def test_rrf_stays_available(settings: Settings, provider: SemanticProvider) -> None:
+    rrf = SearchService(settings, semantic=provider, fusion_method="rrf")
+    weighted = SearchService(settings, semantic=provider)
+    a = rrf.search(SearchRequest(q="heat shield ablation", mode="hybrid", per_page=50))
+    b = weighted.search(SearchRequest(q="heat shield ablation", mode="hybrid", per_page=50))
+    assert a.total == b.total  # the same union, honestly counted
+    assert {h.id for h in a.results} != {h.id for h in b.results} or \
+        [h.id for h in a.results] != [h.id for h in b.results]
