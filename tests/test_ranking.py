@@ -119,5 +119,21 @@ def test_rrf_stays_available(settings: Settings, provider: SemanticProvider) -> 
     a = rrf.search(SearchRequest(q="heat shield ablation", mode="hybrid", per_page=50))
     b = weighted.search(SearchRequest(q="heat shield ablation", mode="hybrid", per_page=50))
     assert a.total == b.total  # the same union, honestly counted
-    assert {h.id for h in a.results} != {h.id for h in b.results} or \
-        [h.id for h in a.results] != [h.id for h in b.results]
+    assert [h.id for h in a.results] != [h.id for h in b.results]  # the option changes the ranking
+
+
+class BrokenScores(Recording):
+    """The real provider whose per-record scoring fails (a wrapper bug, a reloading index)."""
+
+    def similarities(self, text: str, ids: list[str]) -> dict[str, float]:
+        raise RuntimeError("synthetic failure")
+
+
+def test_failing_similarities_fall_back_to_rank_fusion(settings: Settings, provider: SemanticProvider) -> None:
+    q = "heat OR shield OR ablation"
+    broken = SearchService(settings, semantic=BrokenScores(provider))
+    rrf = SearchService(settings, semantic=provider, fusion_method="rrf")
+    a = broken.search(SearchRequest(q=q, mode="hybrid", per_page=30))
+    b = rrf.search(SearchRequest(q=q, mode="hybrid", per_page=30))
+    assert a.mode == "hybrid" and a.total == b.total
+    assert [h.id for h in a.results] == [h.id for h in b.results]

@@ -45,7 +45,10 @@ TEXT_FIELDS: dict[str, tuple[str, str | None]] = {
 # Fields indexed once with the unstemmed analyzer (names and identifiers are not English words).
 PLAIN_FIELDS = ("authors", "identifiers")
 
-TITLE_BOOST = 0.3  # an unfielded match in the title adds this times the title field's BM25; chosen on SciFact (nDCG@10: 0 -> 0.687, 0.3 -> 0.695, 1.0 -> 0.668); NPL has no titles
+# An unfielded match in the title adds this times the title field's BM25 (the title is also in
+# ``all``). Chosen on SciFact, nDCG@10: 0 -> 0.685, 0.3 -> 0.695, 1.0 -> 0.668, 2.0 lower still;
+# NPL documents have no title, so it cannot be confirmed there (bench/README.md, "Ranking quality").
+TITLE_BOOST = 0.3
 BOOSTS: dict[str, float] = {
     "title": 3.0,
     "abstract": 1.0,

@@ -326,10 +326,14 @@ class SearchService:
         lex_keys = searcher.fast_field_values("key", [a for _, a in lex.hits])
         for k, (_, a) in zip(lex_keys, lex.hits):
             addr_of.setdefault(k, a)
-        scorer = getattr(self.semantic, "similarities", None)
+        scorer = getattr(self.semantic, "similarities", None)  # a wrapper must forward it
+        fused: list[tuple[str, float]] | None = None
         if self.fusion_method == "weighted" and callable(scorer) and sims is not None:
-            fused = self._weighted(searcher, lex_keys, lex.hits, sem_rank, admitted, sims, text, scorer)
-        else:
+            try:
+                fused = self._weighted(searcher, lex_keys, lex.hits, sem_rank, admitted, sims, text, scorer)
+            except Exception:  # a failing provider must not break search: rank fusion needs no scores
+                log.exception("semantic similarities failed; using rank fusion")
+        if fused is None:
             fused = fusion.reciprocal_rank_fusion([[str(k) for k in lex_keys], [str(k) for k in sem_rank]])
         union = Q.boolean_query([
             (Occur.Should, main),
