@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import gzip
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +82,32 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
+def _open_raw(path: Path) -> Any:
+    """The file as a byte stream, gunzipped when compressed (JSON Lines are read line by line)."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    return gzip.open(path, "rb") if path.suffix == ".gz" or magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def _read_head(path: Path) -> bytes:
+    try:
+        with _open_raw(path) as fh:
+            return fh.read(_HEAD_BYTES)
+    except (OSError, EOFError) as exc:
+        raise FormatError(f"corrupt gzip file: {exc}", str(path)) from exc
+
+
+def _stream_lines(path: Path) -> Iterator[bytes]:
+    """Lines split on ``\n`` as ``bytes.split`` would, without holding the file in memory
+    (a 4M-record JSON Lines dump is 10+ GB uncompressed)."""
+    try:
+        with _open_raw(path) as fh:
+            for raw in fh:
+                yield raw[:-1] if raw.endswith(b"\n") else raw
+    except (OSError, EOFError) as exc:
+        raise FormatError(f"corrupt gzip file: {exc}", str(path)) from exc
+
+
 def _decode(data: bytes, path: str) -> str:
     try:
         return data.decode("utf-8-sig")
@@ -90,13 +116,14 @@ def _decode(data: bytes, path: str) -> str:
         raise FormatError(_encoding_message(data[exc.start]), path, line) from exc
 
 
-def _lines(data: bytes, path: str) -> Iterator[tuple[int, str | FormatError]]:
+def _lines(data: bytes | Iterable[bytes], path: str) -> Iterator[tuple[int, str | FormatError]]:
     """Decode line by line so one badly encoded line costs only itself.
 
     Lines are counted on ``\n`` (a ``\r\n`` or ``\r\r\n`` ending is one line), so the numbers in
     messages match what ``sed -n Np`` or an editor shows.
     """
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    raws = data.split(b"\n") if isinstance(data, bytes) else data
+    for number, raw in enumerate(raws, start=1):
         if not raw.strip():
             continue
         try:
@@ -196,7 +223,7 @@ def _read_json(data: bytes, fmt: str, path: str) -> Iterator[RawItem | FormatErr
     yield from _json_items(doc, fmt, path)
 
 
-def _read_jsonl(data: bytes, fmt: str, path: str) -> Iterator[RawItem | FormatError]:
+def _read_jsonl(data: bytes | Iterable[bytes], fmt: str, path: str) -> Iterator[RawItem | FormatError]:
     seen_any = False
     for number, line in _lines(data, path):
         if isinstance(line, FormatError):
@@ -310,12 +337,16 @@ def read_file(path: Path, fmt: str | None = None) -> Iterator[RawItem | FormatEr
     """Yield raw items and per-line errors; raise FormatError when the whole file is unusable."""
     if not path.is_file():
         raise FormatError("no such file", str(path))
-    data = _read_bytes(path)
-    if not data.removeprefix(b"\xef\xbb\xbf").strip():
+    head = _read_head(path)
+    if len(head) < _HEAD_BYTES and not head.removeprefix(b"\xef\xbb\xbf").strip():
         raise FormatError("empty file", str(path))
-    fmt = fmt or detect_format(path, data[:_HEAD_BYTES])
+    fmt = fmt or detect_format(path, head)
     if fmt not in READERS:
         raise FormatError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}", str(path))
+    if READERS[fmt] is _read_jsonl:  # streamed: memory stays flat however large the dump
+        yield from _read_jsonl(_stream_lines(path), fmt, str(path))
+        return
+    data = _read_bytes(path)
     # API records may also come one per line (JSON Lines of citations or OSTI records).
     if fmt in ("osti-api", "osti-dataexplorer", "ntrs-api") and data.strip().count(b"\n") > 0 \
             and isinstance(_first_json_line(data), dict):
