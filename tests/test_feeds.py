@@ -78,3 +78,13 @@ def test_feed_from_search_hits_and_empty_feed() -> None:
     assert parsed.entries[0].author == "Doe, Jane"
     empty = feedparser.parse(atom_feed("nothing matches", [], SELF))
     assert not empty.bozo and empty.entries == [] and empty.feed.updated
+
+
+def test_only_web_links_leave_the_feed() -> None:
+    """SYNTHETIC hostile record: a ``javascript:`` landing URL is never written as the entry link."""
+    rec = Record(id="osti:synthetic-js", source="osti", source_id="synthetic-js", title="SYNTHETIC hostile link",
+                 year=2020, links={"landing": "javascript:alert(1)"})
+    parsed = feedparser.parse(atom_feed("q", [rec], SELF, base_url="http://127.0.0.1:8000"))
+    assert not parsed.bozo
+    assert parsed.entries[0].link == "http://127.0.0.1:8000/records/osti:synthetic-js"
+    assert "javascript" not in atom_feed("q", [rec], SELF)

@@ -112,7 +112,8 @@ def atom_feed(query: str, items: Iterable[Any], self_url: str, html_url: str | N
         ET.SubElement(node, _t("id")).text = entry_id(e["id"])
         ET.SubElement(node, _t("title"), type="text").text = e["title"]
         ET.SubElement(node, _t("updated")).text = e["updated"] or now
-        href = e["url"] or (f"{base_url.rstrip('/')}/records/{quote(e['id'], safe=':')}" if base_url else None)
+        web_url = e["url"] if str(e["url"] or "").strip().lower().startswith(("http://", "https://")) else None
+        href = web_url or (f"{base_url.rstrip('/')}/records/{quote(e['id'], safe=':')}" if base_url else None)
         if href:
             ET.SubElement(node, _t("link"), rel="alternate", href=str(href))
         for name in e["authors"][:20]:

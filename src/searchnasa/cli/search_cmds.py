@@ -25,6 +25,14 @@ def index_cmd(
 
     settings = settings_for(home)
     store = store_for(home)
+    if not rebuild:  # an update cannot open a damaged index: rebuild it from the store instead
+        from ..index.health import check_index
+
+        health = check_index(settings.index_dir)
+        if health.state == "corrupt":
+            err_console.print(f"the index is corrupt ({health.problem}); rebuilding it from the store",
+                              highlight=False, soft_wrap=True)
+            rebuild = True
     started = time.perf_counter()
     with progress_bar() as bar:
         task = bar.add_task("indexing", total=None, rate="")

@@ -8,8 +8,10 @@ at once, and a full rebuild goes to a new generation that replaces the old one o
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Protocol
 
 import tantivy
 
+from ..errors import SearchNasaError
 from ..records import Record
 from . import layout
 from .documents import to_document
@@ -103,11 +106,16 @@ def build_index(store: RecordSource, index_dir: Path, progress: Progress | None 
                 layout.write_state(generation, state)
         writer.commit()
         writer.wait_merging_threads()
-    except BaseException:
+    except BaseException as exc:
         try:
             writer.rollback()
         except Exception:  # the writer may already be unusable; the previous commit stands
             log.debug("rollback failed", exc_info=True)
+        if full:  # never published: give its disk space back
+            shutil.rmtree(generation, ignore_errors=True)
+        if getattr(exc, "errno", None) == errno.ENOSPC or "No space left on device" in str(exc):
+            raise SearchNasaError(f"disk full while writing the index under {index_dir}; "
+                                  "the live index is unchanged") from exc
         raise
     index.reload()
     state.last_seq = last_seq

@@ -47,12 +47,16 @@ class IndexReader:
             if generation is None:
                 raise IndexMissing(
                     f"no search index at {self.index_dir}: run `searchnasa index` first")
-            if generation != self._generation or self._index is None:
-                index = tantivy.Index.open(str(generation))
-                index.config_reader(reload_policy="Manual")
-                self._index, self._generation = index, generation
-            else:
-                self._index.reload()
+            try:
+                if generation != self._generation or self._index is None:
+                    index = tantivy.Index.open(str(generation))
+                    index.config_reader(reload_policy="Manual")
+                    self._index, self._generation = index, generation
+                else:
+                    self._index.reload()
+            except ValueError as exc:  # damaged, or not lockable (read-only mount): a 503, not a 500
+                raise IndexMissing(f"the search index at {generation} cannot be opened ({exc}); "
+                                   "rebuild it with `searchnasa index --rebuild`") from exc
             self._stamp = self._current_stamp()
 
     @property

@@ -179,6 +179,9 @@ def _find_quote(text: str, start: int) -> int:
 
 # -- parsing ------------------------------------------------------------------------------------
 
+MAX_NESTING = 32  # deeper nesting is ignored (with a notice): every tree walk stays shallow
+
+
 class _Parser:
     def __init__(self, toks: list[_Tok], notices: list[str]) -> None:
         self.toks = toks
@@ -256,6 +259,16 @@ class _Parser:
         return flat[0] if len(flat) == 1 else Or(tuple(flat))
 
     def unary(self, fld: str | None) -> Node | None:
+        if self.depth >= MAX_NESTING:  # deeper "(", NOT and "-" add nothing but stack depth
+            skipped = False
+            while (ahead := self.peek()) is not None and ahead.kind in ("LPAREN", "NOT", "MINUS"):
+                self.take()
+                skipped = True
+            if skipped:
+                self.note(f"Ignored parentheses and NOTs nested deeper than {MAX_NESTING} levels.")
+            ahead = self.peek()
+            if ahead is None or ahead.kind in ("RPAREN", "OR", "AND"):
+                return None
         tok = self.take()
         negations = 0
         while tok.kind in ("NOT", "MINUS"):  # iterative: a long run of NOTs must not recurse
@@ -268,7 +281,11 @@ class _Parser:
             tok = self.take()
         if negations:
             self.i -= 1
-            child = self.unary(fld)
+            self.depth += 1
+            try:
+                child = self.unary(fld)
+            finally:
+                self.depth -= 1
             if child is None:
                 return None
             if negations % 2 == 0:  # NOT NOT x reads as x
@@ -334,6 +351,8 @@ class _Parser:
         if value_tok.kind == "LPAREN" and self.depth >= MAX_NESTING:
             self.note(f"Ignored parentheses nested deeper than {MAX_NESTING} levels.")
             return None
+        if value_tok.kind == "LPAREN" and self.depth >= MAX_NESTING:
+            return self.unary(name)  # too deep: read what follows the "(" on its own
         if value_tok.kind == "LPAREN":
             self.depth += 1
             inner = self.or_expr(name)

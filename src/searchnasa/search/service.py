@@ -284,7 +284,10 @@ class SearchService:
         text = " ".join(positive_texts(tree))
         try:
             candidates = provider.query_candidates(text, SEMANTIC_K)
-        except Exception:  # a failing provider must not break search
+        except Exception as exc:  # a failing provider must not break search
+            if getattr(exc, "code", None) == "semantic_busy":  # loading, or shedding load
+                notices.append("Semantic search is busy; showing keyword matches.")
+                return "lexical", [], {}, ""
             log.exception("semantic provider failed")
             notices.append("Semantic search failed; showing keyword matches.")
             return "lexical", [], {}, ""

@@ -11,7 +11,8 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,6 +35,13 @@ class EmbedderUnavailable(SearchNasaError):
     """The embedding model could not be loaded (package missing or broken)."""
 
     code = "embedder_unavailable"
+    status = 503
+
+
+class EmbedderBusy(SearchNasaError):
+    """The query encoder is loading or busy past the caller's wait: answer without it."""
+
+    code = "semantic_busy"
     status = 503
 
 
@@ -87,14 +95,25 @@ class Embedder:
         self._lock = threading.Lock()
         log.info("loaded %s from %s", MODEL_NAME, path)
 
-    def encode(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
-        """Unit vectors (float32, shape ``(n, 384)``); the model sorts by length inside a call."""
+    @contextmanager
+    def _turn(self, wait: float | None) -> Iterator[None]:
+        """The model, one encode at a time; waiting at most ``wait`` seconds (None: as long as it takes)."""
+        if not self._lock.acquire(timeout=-1 if wait is None else wait):
+            raise EmbedderBusy(f"the query encoder was busy for {wait:.1f} s")
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32, wait: float | None = None) -> np.ndarray:
+        """Unit vectors (float32, shape ``(n, 384)``); the model sorts by length inside a call.
+        ``wait``: see :meth:`_turn` (searches pass one; batch embedding waits)."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         import torch
 
         clipped = [t[:MAX_TEXT_CHARS] if t else "" for t in texts]
-        with self._lock:  # torch already uses every core; two encodes at once only thrash
+        with self._turn(wait):  # torch already uses every core; two encodes at once only thrash
             # A query or two is too small to split across threads: the threads' hand-offs cost more
             # than they save, and on a busy machine far more (measured 54 ms on 1 thread vs 640 ms
             # on 2 for one short query at load average 12; see bench/README.md).
@@ -115,9 +134,9 @@ class Embedder:
                     torch.set_num_threads(threads)
         return np.asarray(vecs, dtype=np.float32)
 
-    def encode_query(self, text: str) -> np.ndarray:
+    def encode_query(self, text: str, wait: float | None = None) -> np.ndarray:
         """One query's vector, shape ``(384,)``."""
-        return self.encode([text])[0]
+        return self.encode([text], wait=wait)[0]
 
 
 @lru_cache(maxsize=1)

@@ -22,12 +22,15 @@ import numpy as np
 
 from ..settings import Settings, get_settings
 from .ann import EXACT_BELOW, ExactIndex, HnswIndex
-from .embedder import Embedder, get_embedder
+from .embedder import Embedder, EmbedderBusy, get_embedder
 from .vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
 RELOAD_CHECK_SECONDS = 2.0
+# A search waits at most this long for the query encoder; past it (model still loading, or busy
+# under load) the search answers with keyword matches and says so, instead of queueing.
+QUERY_WAIT_SECONDS = 0.5
 QUERY_CACHE_SIZE = 512
 # A query's candidates must be at least this similar (cosine, all-MiniLM-L6-v2) to count as
 # related in meaning. Measured (bench/README.md, "Similarity floor"): nonsense queries
@@ -54,6 +57,7 @@ class SemanticProvider:
         self._matrix = np.zeros((0, 384), dtype=np.float32)
         self._index: ExactIndex | HnswIndex | None = None
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._loader: threading.Thread | None = None
 
     # -- loading ------------------------------------------------------------------------------
     def _vstore(self) -> VectorStore | None:
@@ -100,6 +104,17 @@ class SemanticProvider:
             self._embedder = get_embedder()
         return self._embedder
 
+    def _loaded_embedder(self) -> Embedder:
+        """The model if it is loaded; else load it in the background and say busy meanwhile."""
+        if self._embedder is not None:
+            return self._embedder
+        with self._lock:
+            if self._loader is None:
+                self._loader = threading.Thread(target=lambda: self.embedder, daemon=True,
+                                                name="load-query-encoder")
+                self._loader.start()
+        raise EmbedderBusy("the semantic model is still loading")
+
     # -- the service protocol -----------------------------------------------------------------
     def available(self) -> bool:
         """True once any record has a vector; search stays lexical until then."""
@@ -110,15 +125,20 @@ class SemanticProvider:
         self._refresh()
         return len(self._ids)
 
-    def embed_text(self, text: str) -> np.ndarray:
-        """A query's unit vector, memoized (the same query is often asked page after page)."""
+    def embed_text(self, text: str, wait: float | None = None) -> np.ndarray:
+        """A query's unit vector, memoized (the same query is often asked page after page).
+
+        With ``wait`` (searches), raises :class:`EmbedderBusy` rather than queue past it."""
         key = text.strip()
         with self._lock:
             hit = self._queries.get(key)
             if hit is not None:
                 self._queries.move_to_end(key)
                 return hit
-        vec = self.embedder.encode_query(key)
+        if wait is None:
+            vec = self.embedder.encode_query(key)
+        else:
+            vec = self._loaded_embedder().encode_query(key, wait=wait)
         with self._lock:
             self._queries[key] = vec
             while len(self._queries) > QUERY_CACHE_SIZE:
@@ -132,7 +152,8 @@ class SemanticProvider:
         nothing to the model gets no semantic candidates instead of its 200 least-bad neighbours."""
         if not text.strip() or not self.available():
             return []
-        return [(rid, sim) for rid, sim in self.nearest(self.embed_text(text), k) if sim >= floor]
+        return [(rid, sim) for rid, sim in self.nearest(self.embed_text(text, wait=QUERY_WAIT_SECONDS), k)
+                if sim >= floor]
 
     def similarities(self, text: str, ids: Sequence[str]) -> dict[str, float]:
         """Cosine of ``text`` to each given record that has a vector (for fusing lexical-only hits)."""

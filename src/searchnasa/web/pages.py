@@ -246,10 +246,14 @@ def search_feed(request: Request) -> Response:
 
     req, _ = read_search_form(request)
     req = req.model_copy(update={"sort": "newest", "page": 1, "per_page": FEED_ENTRIES, "mode": "lexical"})
-    resp = services(request).search().search(req)
+    service = services(request).search()
+    resp = service.search(req)
+    # the stored records carry the full date and every author; a hit only has the year
+    found = service.store.get_many([hit.id for hit in resp.results])
+    entries = [found.get(hit.id, hit) for hit in resp.results]
     base = str(request.base_url).rstrip("/")
     html_url = base + search_url(req.model_copy(update={"sort": "relevance"}))
-    xml = atom_feed(req.q, resp.results, self_url=str(request.url), html_url=html_url, base_url=base)
+    xml = atom_feed(req.q, entries, self_url=str(request.url), html_url=html_url, base_url=base)
     return Response(xml, media_type=MEDIA_TYPE)
 
 
