@@ -24,6 +24,7 @@ browser:
 run: install
 	$(BIN)/searchnasa load-sample
 	$(BIN)/searchnasa index
+	$(BIN)/searchnasa dedup
 	$(BIN)/searchnasa serve --host 127.0.0.1 --port 8000
 
 test: install browser

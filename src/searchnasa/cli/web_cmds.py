@@ -38,6 +38,33 @@ MAX_REQUEST_HEAD_BYTES = 1_048_576
 KEEP_ALIVE_SECONDS = 75
 
 
+def _nodelay_shared_socket() -> None:
+    """Give ``--workers N`` servers TCP_NODELAY, as a single-worker server has.
+
+    With several workers uvicorn binds the shared socket as ``socket.socket(family)`` (proto 0),
+    and asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, so Nagle's algorithm
+    met the client's delayed ACK and added 40 ms to every response (``/healthz`` 44 ms instead of
+    1 ms; measured by bench/scale.py). Accepted sockets inherit TCP_NODELAY from the listener on
+    Linux, so it is set there.
+    """
+    import socket
+
+    from uvicorn.config import Config
+
+    original = Config.bind_socket
+    if getattr(original, "_searchnasa_nodelay", False):
+        return
+
+    def bind_socket(self: Config) -> socket.socket:
+        sock = original(self)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    bind_socket._searchnasa_nodelay = True  # type: ignore[attr-defined]
+    Config.bind_socket = bind_socket  # type: ignore[method-assign]
+
+
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
@@ -65,6 +92,7 @@ def serve(
         ensure_healthy_index(settings.home, settings.index_dir)
     err_console.print(f"serving {settings.home} on http://{host}:{port} ({workers} worker(s))",
                       highlight=False)
+    _nodelay_shared_socket()
     uvicorn.run(
         "searchnasa.web.app:app_from_env",
         factory=True,

@@ -94,10 +94,13 @@ class SearchService:
     """Lexical search over the Tantivy index, with an optional semantic provider."""
 
     def __init__(self, settings: Settings | None = None, semantic: SemanticProvider | None = None,
-                 fusion_method: str = "weighted") -> None:
+                 fusion_method: str = "weighted", semantic_wait: float | None = None) -> None:
         self.settings = settings or get_settings()
         self.reader = IndexReader(self.settings.index_dir)
         self.semantic = semantic
+        # None: wait for the query encoder (CLI, eval). The web passes a few tenths of a second so
+        # that under load, or while the model loads, a search answers with keywords instead of queueing.
+        self.semantic_wait = semantic_wait
         self.fusion_method = fusion_method
         self._store: Store | None = None
 
@@ -283,7 +286,8 @@ class SearchService:
             return "lexical", [], {}, ""
         text = " ".join(positive_texts(tree))
         try:
-            candidates = provider.query_candidates(text, SEMANTIC_K)
+            wait = {"wait": self.semantic_wait} if self.semantic_wait is not None else {}
+            candidates = provider.query_candidates(text, SEMANTIC_K, **wait)
         except Exception as exc:  # a failing provider must not break search
             if getattr(exc, "code", None) == "semantic_busy":  # loading, or shedding load
                 notices.append("Semantic search is busy; showing keyword matches.")

@@ -28,8 +28,8 @@ from .vectors import VectorStore
 log = logging.getLogger(__name__)
 
 RELOAD_CHECK_SECONDS = 2.0
-# A search waits at most this long for the query encoder; past it (model still loading, or busy
-# under load) the search answers with keyword matches and says so, instead of queueing.
+# How long a web search waits for the query encoder; past it (model still loading, or busy under
+# load) the search answers with keyword matches and says so, instead of queueing.
 QUERY_WAIT_SECONDS = 0.5
 QUERY_CACHE_SIZE = 512
 # A query's candidates must be at least this similar (cosine, all-MiniLM-L6-v2) to count as
@@ -146,13 +146,14 @@ class SemanticProvider:
         return vec
 
     def query_candidates(self, text: str, k: int,
-                         floor: float = SIMILARITY_FLOOR) -> list[tuple[str, float]]:
+                         floor: float = SIMILARITY_FLOOR, wait: float | None = None) -> list[tuple[str, float]]:
         """Up to ``k`` records nearest in meaning to ``text`` as (id, cosine), best first; only
         those at least ``floor`` similar (see :data:`SIMILARITY_FLOOR`), so a query that means
-        nothing to the model gets no semantic candidates instead of its 200 least-bad neighbours."""
+        nothing to the model gets no semantic candidates instead of its 200 least-bad neighbours.
+        ``wait``: see :meth:`embed_text` (None blocks until the model answers)."""
         if not text.strip() or not self.available():
             return []
-        return [(rid, sim) for rid, sim in self.nearest(self.embed_text(text, wait=QUERY_WAIT_SECONDS), k)
+        return [(rid, sim) for rid, sim in self.nearest(self.embed_text(text, wait=wait), k)
                 if sim >= floor]
 
     def similarities(self, text: str, ids: Sequence[str]) -> dict[str, float]:

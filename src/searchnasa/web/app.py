@@ -54,7 +54,10 @@ class Services:
         if not self.settings.index_dir.exists():
             raise IndexMissing(
                 f"no search index under {self.settings.home}: run `searchnasa index` first")
-        return SearchService(self.settings, semantic=self._open_semantic())
+        from ..semantic.provider import QUERY_WAIT_SECONDS
+
+        # a web search never queues behind the query encoder (see SearchService.semantic_wait)
+        return SearchService(self.settings, semantic=self._open_semantic(), semantic_wait=QUERY_WAIT_SECONDS)
 
     def _open_semantic(self) -> Any | None:
         """The semantic engine when its vectors exist; lexical search works without it."""
