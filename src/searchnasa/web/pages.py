@@ -209,7 +209,8 @@ def _search_page(request: Request) -> Response:
         shown = {b["value"] for b in buckets}
         facets[name] = buckets + [{"value": v, "count": None} for v in getattr(req, name) if v not in shown]
     read_as = ""
-    if resp.notices and resp.interpreted:  # the query was degraded: say how it was read
+    repaired = [n for n in resp.notices if not n.startswith("Semantic search")]  # not about the query text
+    if repaired and resp.interpreted:  # the query was degraded: say how it was read
         read_as = resp.interpreted.removeprefix("Read as:").strip()
     return render(
         "search.html",
