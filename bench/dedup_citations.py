@@ -55,9 +55,9 @@ def main() -> None:
           f"{report.records_in_clusters:,} records in clusters")
 
     if args.workers:
-        from searchnasa.dedup.dask_run import dask_client
+        from searchnasa.batch.cluster import batch_client
 
-        with dask_client(workers=args.workers) as client:
+        with batch_client("processes", workers=args.workers) as client:
             t = time.perf_counter()
             run_dedup(store, client=client, full=True)
             el = time.perf_counter() - t

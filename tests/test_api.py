@@ -54,8 +54,9 @@ def test_search_shape(client: httpx.Client) -> None:
     assert resp.status_code == 200
     body = resp.json()
     for key in ("query", "total", "total_is_lower_bound", "page", "per_page", "results", "facets",
-                "interpreted", "notices", "mode"):
+                "interpreted", "notices", "mode", "count_unit"):
         assert key in body, key
+    assert body["count_unit"] == "records"
     assert body["query"] == "wind tunnel" and body["page"] == 1 and body["per_page"] == 5
     assert body["total"] > 5 and len(body["results"]) == 5
     for hit in body["results"]:

@@ -209,14 +209,14 @@ def test_collapse_hits_folds_copies_into_one_card(crosslisted: Store) -> None:
 
 def test_dask_run_gives_the_same_clusters(sample_home: Path, tmp_path: Path) -> None:
     """Keys computed by a real local Dask cluster (one worker process) match the in-process run."""
-    from searchnasa.dedup.dask_run import dask_client
+    from searchnasa.batch.cluster import batch_client
 
     for name in ("local", "dask"):
         (tmp_path / name).mkdir()
         shutil.copy2(sample_home / "store.sqlite3", tmp_path / name / "store.sqlite3")
     local, dask = open_store(tmp_path / "local"), open_store(tmp_path / "dask")
     run_dedup(local)
-    with dask_client(workers=1) as client:
+    with batch_client("processes", workers=1) as client:
         report = run_dedup(dask, client=client, batch_size=1500)
     assert report.scanned == dask.count()
     query = "SELECT record_id, cluster_id, reasons FROM clusters ORDER BY record_id"

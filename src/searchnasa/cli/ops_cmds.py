@@ -19,22 +19,24 @@ def dedup(
     config: Optional[Path] = typer.Option(None, "--config", help="Dedup TOML with [[split]] rules "
                                           "(default: $SEARCHNASA_HOME/dedup.toml if present)."),
     full: bool = typer.Option(False, "--full", help="Forget earlier runs and compare every record again."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Compute keys on a local Dask cluster of N processes."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Compute keys on this Dask scheduler (tcp://host:8786)."),
+    scheduler: str = typer.Option("local", "--scheduler",
+                                  help="Where keys are computed: local (this process), processes "
+                                       "(a LocalCluster of --workers processes) or a Dask scheduler address."),
+    workers: int = typer.Option(2, "--workers", min=1, help="Worker processes for --scheduler processes."),
     json_: bool = typer.Option(False, "--json", help="Print the run's report as JSON."),
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Cluster records that are the same work (same DOI, report number, title+year+author, or
     near-identical abstracts); incremental: only records changed since the last run are compared."""
     from ..dedup import load_config, run_dedup
-    from ..dedup.dask_run import dask_client
+    from ..batch.cluster import batch_client
 
     settings = settings_for(home)
     cfg = load_config(config, settings.home)
     store = store_for(home)
     todo = store.max_seq() - int(store.get_meta("dedup_seq") or 0) if not full else store.count()
     started = time.perf_counter()
-    with dask_client(workers, scheduler) as client, progress_bar(transient=json_) as bar:
+    with batch_client(scheduler, workers) as client, progress_bar(transient=json_) as bar:
         task = bar.add_task("comparing", total=max(todo, 0), rate="")
 
         def advance(n: int) -> None:

@@ -22,24 +22,11 @@ import tantivy
 from ..errors import BadInput
 from ..index.schema import PLAIN_ANALYZER, STEM_ANALYZER
 from . import lexical
-from .query import And, IdSet, MatchAll, Node, Not, Or, Phrase, SourceIs, Term, YearRange
+from .query import And, IdSet, MatchAll, Node, Not, Or, Phrase, SourceIs, Term, YearRange, tree_depth
 
 DEFAULT_COUNT_BUDGET = 20_000_000
 MAX_DEPTH = 100  # a tree nested deeper than this is over budget whatever its words
 OVER = 10**15
-
-
-def depth_of(node: Node) -> int:
-    """How deeply ``node`` nests (iteratively: the tree may be deeper than Python's stack)."""
-    deepest, stack = 0, [(node, 1)]
-    while stack:
-        current, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if isinstance(current, (And, Or)):
-            stack.extend((child, depth + 1) for child in current.children)
-        elif isinstance(current, Not):
-            stack.append((current.child, depth + 1))
-    return deepest
 
 
 def count_budget() -> int:
@@ -164,7 +151,7 @@ def fit_to_budget(searcher: tantivy.Searcher, node: Node, budget: int | None = N
     only if that is not enough are the commonest alternatives dropped (:func:`_prune`).
     """
     budget = budget if budget is not None else count_budget()
-    if depth_of(node) > MAX_DEPTH:  # the parser never nests this deep; refuse, don't recurse
+    if tree_depth(node) > MAX_DEPTH:  # the parser never nests this deep; refuse, don't recurse
         raise BadInput(f"the query is nested more than {MAX_DEPTH} levels deep")
     if postings_cost(searcher, node) <= budget:
         return node, False

@@ -64,6 +64,9 @@ class SearchResponse(BaseModel):
     notices: list[str] = Field(default_factory=list)
     total: int
     total_is_lower_bound: bool = False
+    # What ``total`` and the facet counts count: records. Copies of one work held by both sources
+    # are folded into one card per page ("Also in"), but every copy still counts as a record.
+    count_unit: Literal["records"] = "records"
     page: int
     per_page: int
     mode: Mode = "lexical"

@@ -419,7 +419,7 @@ def _year(text: str, parser: _Parser) -> Node | None:
 MAX_TREE_DEPTH = 60
 
 
-def _depth(node: Node) -> int:
+def tree_depth(node: Node) -> int:
     """How deeply a tree nests (iteratively)."""
     deepest, stack = 0, [(node, 1)]
     while stack:
@@ -451,7 +451,7 @@ def parse(text: str) -> ParsedQuery:
     toks = _lex(text or "", notices)
     try:
         tree = _Parser(toks, notices).parse() if toks else None
-        if tree is not None and _depth(tree) > MAX_TREE_DEPTH:
+        if tree is not None and tree_depth(tree) > MAX_TREE_DEPTH:
             tree = _flat(toks, notices)
     except RecursionError:  # pathological nesting ("-(-(-(" ...): fall back to the words
         tree = _flat(toks, notices)
