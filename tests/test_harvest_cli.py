@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -37,13 +39,30 @@ def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
     return subprocess.run([CLI, *args], env=env, capture_output=True, text=True, timeout=120)
 
 
+def _stored_records(home: Path) -> int:
+    """Records committed so far, read without disturbing the writer (0 before the store exists)."""
+    path = home / "store.sqlite3"
+    if not path.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)) as conn:
+            return conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    except sqlite3.Error:  # schema not created yet
+        return 0
+
+
 def kill_after(args: list[str], env: dict[str, str], server: ReplayServer, requests: int) -> None:
-    """Start a harvest and SIGKILL it once the server has answered ``requests`` more requests."""
+    """Start a harvest and SIGKILL it once the server has answered ``requests`` more requests and
+    at least one page more than before has been committed (so the kill lands mid-harvest, after
+    the window planning, whatever the machine's speed)."""
     start = len(server.log)
+    home = Path(env["SEARCHNASA_HOME"])
+    stored_before = _stored_records(home)
     proc = subprocess.Popen([CLI, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while len(server.log) - start < requests and proc.poll() is None and time.monotonic() < deadline:
+        while ((len(server.log) - start < requests or _stored_records(home) <= stored_before)
+               and proc.poll() is None and time.monotonic() < deadline):
             time.sleep(0.01)
         assert proc.poll() is None, "the harvest finished before it could be killed"
         os.kill(proc.pid, signal.SIGKILL)

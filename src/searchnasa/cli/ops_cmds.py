@@ -16,7 +16,7 @@ from .app import HomeOption, app, console, print_json, progress_bar, settings_fo
 
 @app.command()
 def dedup(
-    config: Optional[Path] = typer.Option(None, "--config", help="Dedup TOML with [[split]] rules "
+    config: Optional[Path] = typer.Option(None, "--config", help="Dedup TOML file with split rules "
                                           "(default: $SEARCHNASA_HOME/dedup.toml if present)."),
     full: bool = typer.Option(False, "--full", help="Forget earlier runs and compare every record again."),
     scheduler: str = typer.Option("local", "--scheduler",
