@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     TextColumn,
+    TaskID,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
@@ -55,6 +58,21 @@ def progress_bar(transient: bool = False) -> Progress:
         console=err_console,
         transient=transient,
     )
+
+
+def rate_advancer(bar: Progress, task: TaskID, started: float | None = None,
+                  decimals: int = 0) -> Callable[[int], None]:
+    """A progress callback for batch jobs: advance ``task`` by ``n`` and show records/s so far."""
+    began = time.perf_counter() if started is None else started
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        rate = done / max(time.perf_counter() - began, 1e-9)
+        bar.update(task, advance=n, rate=f"{rate:,.{decimals}f} rec/s")
+
+    return advance
 
 
 def print_json(data: Any) -> None:

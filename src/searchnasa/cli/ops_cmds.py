@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from ..errors import BadInput, NotFound
-from .app import HomeOption, app, console, print_json, progress_bar, settings_for, store_for
+from .app import HomeOption, app, console, print_json, progress_bar, rate_advancer, settings_for, store_for
 
 
 @app.command()
@@ -39,9 +39,7 @@ def dedup(
     with batch_client(scheduler, workers) as client, progress_bar(transient=json_) as bar:
         task = bar.add_task("comparing", total=max(todo, 0), rate="")
 
-        def advance(n: int) -> None:
-            done = bar.tasks[0].completed + n
-            bar.update(task, advance=n, rate=f"{done / max(time.perf_counter() - started, 1e-9):,.0f} rec/s")
+        advance = rate_advancer(bar, task, started)
 
         report = run_dedup(store, cfg, vectors_dir=settings.vectors_dir, full=full, on_progress=advance,
                            client=client)

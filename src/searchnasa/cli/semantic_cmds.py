@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from ..errors import BadInput
-from .app import HomeOption, app, console, err_console, print_json, progress_bar, settings_for
+from .app import HomeOption, app, console, err_console, print_json, progress_bar, rate_advancer, settings_for
 
 
 @app.command()
@@ -48,10 +48,7 @@ def embed(
     with progress_bar() as bar:
         task = bar.add_task("embedding", total=total, rate="")
 
-        def advance(n: int) -> None:
-            done = bar.tasks[0].completed + n
-            rate = done / max(time.perf_counter() - started, 1e-9)
-            bar.update(task, advance=n, rate=f"{rate:,.1f} rec/s")
+        advance = rate_advancer(bar, task, started, decimals=1)
 
         if scheduler != "local" and total:  # Dask: partitions of --batch-size records, written here
             err_console.print(f"embedding on {describe_scheduler(scheduler, workers)}", highlight=False)

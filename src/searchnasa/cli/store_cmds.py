@@ -14,7 +14,7 @@ from ..errors import BadInput, FormatError
 from ..importer import import_paths
 from ..sources.formats import FIDELITY, FORMATS, map_item
 from ..store import StoredItem, UpsertCounts
-from .app import HomeOption, app, console, err_console, print_json, progress_bar, store_for
+from .app import HomeOption, app, console, err_console, print_json, progress_bar, rate_advancer, store_for
 
 
 @app.command("import")
@@ -32,10 +32,7 @@ def import_cmd(
     with progress_bar() as bar:
         task = bar.add_task("importing", total=None, rate="")
 
-        def advance(n: int) -> None:
-            done = bar.tasks[0].completed + n
-            rate = done / max(time.perf_counter() - started, 1e-9)
-            bar.update(task, advance=n, rate=f"{rate:,.0f} rec/s")
+        advance = rate_advancer(bar, task, started)
 
         report = import_paths(store, paths, format, on_progress=advance)
     elapsed = time.perf_counter() - started
