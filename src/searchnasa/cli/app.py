@@ -35,6 +35,12 @@ console = Console()
 err_console = Console(stderr=True)
 
 HomeOption = typer.Option(None, "--home", help="Data directory (default: $SEARCHNASA_HOME or ./data).")
+# Every batch job runs the same three ways (see batch/cluster.py), so they share these two options.
+SchedulerOption = typer.Option(
+    "local", "--scheduler",
+    help="local (this process), processes (a local Dask cluster of --workers processes) or a "
+         "Dask scheduler address such as tcp://host:8786.")
+WorkersOption = typer.Option(2, "--workers", min=1, max=512, help="Worker processes for --scheduler processes.")
 
 
 def settings_for(home: Path | None) -> Settings:

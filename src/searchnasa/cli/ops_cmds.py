@@ -11,7 +11,10 @@ from typing import Optional
 import typer
 
 from ..errors import BadInput, NotFound
-from .app import HomeOption, app, console, print_json, progress_bar, rate_advancer, settings_for, store_for
+from .app import (
+    HomeOption, SchedulerOption, WorkersOption, app, console, print_json, progress_bar,
+    rate_advancer, settings_for, store_for,
+)
 
 
 @app.command()
@@ -19,10 +22,8 @@ def dedup(
     config: Optional[Path] = typer.Option(None, "--config", help="Dedup TOML file with split rules "
                                           "(default: $SEARCHNASA_HOME/dedup.toml if present)."),
     full: bool = typer.Option(False, "--full", help="Forget earlier runs and compare every record again."),
-    scheduler: str = typer.Option("local", "--scheduler",
-                                  help="Where keys are computed: local (this process), processes "
-                                       "(a LocalCluster of --workers processes) or a Dask scheduler address."),
-    workers: int = typer.Option(2, "--workers", min=1, help="Worker processes for --scheduler processes."),
+    scheduler: str = SchedulerOption,
+    workers: int = WorkersOption,
     json_: bool = typer.Option(False, "--json", help="Print the run's report as JSON."),
     home: Optional[Path] = HomeOption,
 ) -> None:

@@ -9,7 +9,10 @@ from typing import Optional
 import typer
 
 from ..errors import BadInput
-from .app import HomeOption, app, console, err_console, print_json, progress_bar, rate_advancer, settings_for
+from .app import (
+    HomeOption, SchedulerOption, WorkersOption, app, console, err_console, print_json,
+    progress_bar, rate_advancer, settings_for,
+)
 
 
 @app.command()
@@ -19,11 +22,8 @@ def embed(
     cache: bool = typer.Option(True, "--cache/--no-cache",
                                help="Reuse and fill the shared embedding cache ($SEARCHNASA_EMBED_CACHE)."),
     threads: int = typer.Option(0, "--threads", min=0, help="Torch threads (0: all cores; per worker on Dask: 1)."),
-    scheduler: str = typer.Option("local", "--scheduler",
-                                  help="local (this process), processes (a local Dask cluster) or a "
-                                       "Dask scheduler address such as tcp://host:8786."),
-    workers: int = typer.Option(2, "--workers", min=1, max=512,
-                                help="Worker processes for --scheduler processes."),
+    scheduler: str = SchedulerOption,
+    workers: int = WorkersOption,
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Embed new and changed records (title + abstract) for semantic search; resumable."""

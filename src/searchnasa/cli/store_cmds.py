@@ -14,7 +14,10 @@ from ..errors import BadInput, FormatError
 from ..importer import import_paths
 from ..sources.formats import FIDELITY, FORMATS, map_item
 from ..store import StoredItem, UpsertCounts
-from .app import HomeOption, app, console, err_console, print_json, progress_bar, rate_advancer, store_for
+from .app import (
+    HomeOption, SchedulerOption, WorkersOption, app, console, err_console, print_json,
+    progress_bar, rate_advancer, store_for,
+)
 
 
 @app.command("import")
@@ -94,11 +97,8 @@ def export(
 
 @app.command()
 def renormalize(
-    scheduler: str = typer.Option("local", "--scheduler",
-                                  help="local (this process), processes (a local Dask cluster) or a "
-                                       "Dask scheduler address such as tcp://host:8786."),
-    workers: int = typer.Option(2, "--workers", min=1, max=512,
-                                help="Worker processes for --scheduler processes."),
+    scheduler: str = SchedulerOption,
+    workers: int = WorkersOption,
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Re-map every stored raw payload with the current mapping code (after a mapping fix)."""
