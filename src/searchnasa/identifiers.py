@@ -22,6 +22,7 @@ from typing import Literal
 
 from .records import Record
 from .sources.text import normalize_doi
+from .sqlite_util import select_in
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -265,10 +266,8 @@ def identifiers_of(store: Store, record_ids: list[str]) -> dict[str, list[tuple[
     """``record_id -> [(kind, value)]`` from the table (used by the duplicate detector)."""
     out: dict[str, list[tuple[str, str]]] = {}
     with store._guard():
-        for start in range(0, len(record_ids), 500):
-            chunk = record_ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for rid, kind, value in store.conn.execute(
-                    f"SELECT record_id, kind, value FROM identifiers WHERE record_id IN ({marks})", chunk):
-                out.setdefault(rid, []).append((kind, value))
+        for rid, kind, value in select_in(
+                store.conn, "SELECT record_id, kind, value FROM identifiers WHERE record_id IN ({marks})",
+                record_ids):
+            out.setdefault(rid, []).append((kind, value))
     return out

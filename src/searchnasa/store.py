@@ -27,6 +27,7 @@ import zstandard
 
 from .errors import NotFound, StoreError
 from .records import Record, hash_json
+from .sqlite_util import select_in
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -187,14 +188,9 @@ class Store:
         now = _now()
         with self.transaction() as conn:
             existing: dict[str, tuple[str, str]] = {}
-            ids = list(batch)
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for row in conn.execute(
-                    f"SELECT id, content_hash, raw_format FROM records WHERE id IN ({marks})", chunk
-                ):
-                    existing[row[0]] = (row[1], row[2])
+            for rid, digest, fmt in select_in(
+                    conn, "SELECT id, content_hash, raw_format FROM records WHERE id IN ({marks})", list(batch)):
+                existing[rid] = (digest, fmt)
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()[0]
             rows = []
             from .sources.formats import FIDELITY  # local: formats imports records, not store
@@ -248,13 +244,8 @@ class Store:
     def get_many(self, ids: list[str]) -> dict[str, Record]:
         out: dict[str, Record] = {}
         with self._guard():
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for rid, blob in self.conn.execute(
-                    f"SELECT id, record FROM records WHERE id IN ({marks})", chunk
-                ):
-                    out[rid] = Record.from_json(blob)
+            for rid, blob in select_in(self.conn, "SELECT id, record FROM records WHERE id IN ({marks})", ids):
+                out[rid] = Record.from_json(blob)
         return out
 
     def exists(self, record_id: str) -> bool:

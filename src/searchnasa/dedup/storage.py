@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from ..records import SOURCE_LABELS
+from ..sqlite_util import select_in
 from ..store import Store
 
 SCHEMA = """
@@ -127,20 +128,13 @@ def clusters_for(store: Store, ids: list[str]) -> dict[str, Cluster]:
     rows: list[tuple] = []
     with store._guard():
         conn = store.conn
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            owner.update(conn.execute(
-                f"SELECT record_id, cluster_id FROM clusters WHERE record_id IN ({marks})", chunk))
+        owner.update(select_in(conn, "SELECT record_id, cluster_id FROM clusters WHERE record_id IN ({marks})",
+                               ids))
         if not owner:
             return {}
         cids = sorted(set(owner.values()))
-        for start in range(0, len(cids), 500):
-            chunk = cids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows.extend(conn.execute(
-                f"SELECT cluster_id, record_id, source, url, title, reasons FROM clusters "
-                f"WHERE cluster_id IN ({marks}) ORDER BY cluster_id, record_id", chunk))
+        rows.extend(select_in(conn, "SELECT cluster_id, record_id, source, url, title, reasons FROM clusters "
+                                    "WHERE cluster_id IN ({marks}) ORDER BY cluster_id, record_id", cids))
     built: dict[str, Cluster] = {}
     seen_reasons: dict[str, set[tuple[str, str, str]]] = {}
     for cid, rid, source, url, title, reasons in rows:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import StoreError
 from ..records import Record
+from ..sqlite_util import select_in
 from .embedder import DIM, MODEL_NAME, Embedder, record_text, text_key
 
 STORE_DTYPE = np.float16
@@ -37,6 +38,15 @@ def _from_blobs(blobs: list[bytes]) -> np.ndarray:
     if not blobs:
         return np.zeros((0, DIM), dtype=np.float32)
     return np.frombuffer(b"".join(blobs), dtype=STORE_DTYPE).reshape(len(blobs), DIM).astype(np.float32)
+
+
+def _vectors_by(conn: sqlite3.Connection, sql: str, keys: list[str]) -> dict[str, np.ndarray]:
+    """``key -> vector`` for the rows of a ``(key, vec)`` lookup over ``keys``."""
+    rows = list(select_in(conn, sql, keys))
+    if not rows:
+        return {}
+    mat = _from_blobs([r[1] for r in rows])
+    return {r[0]: mat[i] for i, r in enumerate(rows)}
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -60,15 +70,7 @@ class EmbeddingCache:
         self.conn.execute("CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
 
     def get_many(self, keys: list[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(f"SELECT key, vec FROM cache WHERE key IN ({marks})", chunk).fetchall()
-            if rows:
-                mat = _from_blobs([r[1] for r in rows])
-                found.update({r[0]: mat[i] for i, r in enumerate(rows)})
-        return found
+        return _vectors_by(self.conn, "SELECT key, vec FROM cache WHERE key IN ({marks})", keys)
 
     def put_many(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
         rows = [(k, _to_blob(v)) for k, v in items]
@@ -157,23 +159,10 @@ class VectorStore:
         return self.conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
 
     def keys_for(self, ids: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            found.update(self.conn.execute(f"SELECT id, key FROM vectors WHERE id IN ({marks})", chunk))
-        return found
+        return dict(select_in(self.conn, "SELECT id, key FROM vectors WHERE id IN ({marks})", ids))
 
     def get_many(self, ids: list[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(f"SELECT id, vec FROM vectors WHERE id IN ({marks})", chunk).fetchall()
-            if rows:
-                mat = _from_blobs([r[1] for r in rows])
-                found.update({r[0]: mat[i] for i, r in enumerate(rows)})
-        return found
+        return _vectors_by(self.conn, "SELECT id, vec FROM vectors WHERE id IN ({marks})", ids)
 
     def load_all(self) -> tuple[list[str], np.ndarray]:
         """Every id and its vector (float32), in id order: the input of the vector index."""
