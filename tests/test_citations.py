@@ -173,3 +173,16 @@ def test_unknown_format_is_bad_input() -> None:
 def test_work_types(doc_type: str | None, source: str, expected: str) -> None:
     r = Record(id=f"{source}:x", source=source, source_id="x", title="t", document_type=doc_type)  # type: ignore[arg-type]
     assert work_type(r) == expected
+
+
+def test_csv_cells_that_spreadsheets_would_run_are_made_inert() -> None:
+    """Harvested text is untrusted: a title like ``=HYPERLINK(...)`` must reach a spreadsheet as text."""
+    hostile = Record(id="osti:1", source="osti", source_id="1", title='=HYPERLINK("http://x.invalid","click")',
+                     abstract="@SUM(A1:A9) and more", subjects=["+cmd|' /C calc'!A0"])  # type: ignore[arg-type]
+    plain = Record(id="osti:2", source="osti", source_id="2", title="Wind tunnel = test", abstract="a - b")  # type: ignore[arg-type]
+    rows = list(csv.DictReader(io.StringIO(render([hostile, plain], "csv"), newline="")))
+    assert rows[0]["title"] == "'" + hostile.title
+    assert rows[0]["abstract"] == "'@SUM(A1:A9) and more"
+    assert rows[0]["subjects"].startswith("'+cmd")
+    assert rows[1]["title"] == "Wind tunnel = test" and rows[1]["abstract"] == "a - b"
+    assert rows[0]["id"] == "osti:1"

@@ -1,12 +1,15 @@
-"""Turn ``--scheduler`` / ``--workers`` into a ``distributed.Client`` (or none, for in-process)."""
+"""Turn ``--scheduler`` / ``--workers`` into a ``distributed.Client`` (or none, for in-process), and
+run a stream of jobs on it with a bounded number in flight."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import BadInput
+
+J = TypeVar("J")
 
 LOCAL = "local"
 PROCESSES = "processes"
@@ -75,3 +78,44 @@ def worker_count(client: Any) -> int:
         return max(1, len(client.scheduler_info().get("workers", {})))
     except Exception:  # the count only sizes a window; a guess is fine
         return 1
+
+
+_END = object()
+
+
+def bounded_results(client: Any, jobs: Iterable[J], submit: Callable[[J], Any | None],
+                    window: int | None = None) -> Iterator[tuple[J, Any]]:
+    """``(job, result)`` for every job, as the cluster finishes them, with at most ``window``
+    (default twice the workers, plus one) in flight, so the driver never holds more than a few
+    partitions of input however large the store is.
+
+    ``submit(job)`` returns a future, or ``None`` when the job needs no cluster work: such a job is
+    yielded at once with the result ``None``. Each future is released once its result is read, so
+    the scheduler forgets it.
+    """
+    from distributed import as_completed
+
+    window = window or 2 * worker_count(client) + 1
+    queue = iter(jobs)
+    pending: dict[str, J] = {}
+    futures = as_completed()
+
+    def fill() -> Iterator[tuple[J, Any]]:
+        while len(pending) < window:
+            job = next(queue, _END)
+            if job is _END:
+                return
+            future = submit(job)  # type: ignore[arg-type]
+            if future is None:
+                yield job, None  # type: ignore[misc]
+                continue
+            pending[future.key] = job  # type: ignore[assignment]
+            futures.add(future)
+
+    yield from fill()
+    for future in futures:
+        job = pending.pop(future.key)
+        result = future.result()
+        future.release()
+        yield job, result
+        yield from fill()

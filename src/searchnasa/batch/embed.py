@@ -17,7 +17,7 @@ checkpoint is skipped on the rerun as unchanged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -28,7 +28,7 @@ from ..records import Record
 from ..semantic.embedder import Embedder, record_text, text_key
 from ..semantic.vectors import EmbedReport, VectorStore
 from ..store import Store
-from .cluster import worker_count
+from .cluster import bounded_results
 from .partitions import ContiguousCheckpoint, SeqRange, seq_partitions
 
 log = logging.getLogger(__name__)
@@ -105,19 +105,24 @@ def embed_distributed(
     (:attr:`VectorStore.checkpoint_seq`). ``window`` caps the partitions in flight (default twice
     the workers, plus one) so the driver never holds more than a few partitions of texts.
     """
-    from distributed import as_completed
-
     report = EmbedReport()
     since = vstore.checkpoint_seq
     checkpoint = ContiguousCheckpoint(since)
-    parts = seq_partitions(store.conn, since, partition_size)
-    window = window or 2 * worker_count(client) + 1
-    pending: dict[str, _Job] = {}
-    futures = as_completed()
 
-    def finish(job: _Job, vecs: np.ndarray | None) -> None:
+    def jobs() -> Iterator[_Job]:
+        for part in seq_partitions(store.conn, since, partition_size):
+            yield _prepare(store, vstore, cache, part, report, only_cached)
+
+    def submit(job: _Job) -> Any | None:
+        if not job.need_texts:
+            return None  # every text was cached or unchanged: nothing for the model
+        return client.submit(encode_texts, job.need_texts, threads_per_worker,
+                             key=f"searchnasa-embed-{since}-{job.part.lo}-{job.part.hi}", retries=1)
+
+    for job, vecs in bounded_results(client, jobs(), submit, window):
         fresh: list[tuple[str, str, np.ndarray]] = []
         if vecs is not None:
+            vecs = np.asarray(vecs, dtype=np.float32)
             if len(vecs) != len(job.need_ids):
                 raise RuntimeError(f"partition {job.part.index}: {len(vecs)} vectors for "
                                    f"{len(job.need_ids)} texts")
@@ -130,27 +135,5 @@ def embed_distributed(
         report.seen += job.part.count
         if on_progress:
             on_progress(job.part.count)
-
-    def fill() -> None:
-        while len(pending) < window:
-            part = next(parts, None)
-            if part is None:
-                return
-            job = _prepare(store, vstore, cache, part, report, only_cached)
-            if not job.need_texts:
-                finish(job, None)
-                continue
-            future = client.submit(encode_texts, job.need_texts, threads_per_worker,
-                                    key=f"searchnasa-embed-{since}-{part.lo}-{part.hi}", retries=1)
-            pending[future.key] = job
-            futures.add(future)
-
-    fill()
-    for future in futures:
-        job = pending.pop(future.key)
-        vecs = future.result()
-        future.release()
-        finish(job, np.asarray(vecs, dtype=np.float32))
-        fill()
     log.info("distributed embed: %s", report.summary())
     return report

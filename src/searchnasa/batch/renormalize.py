@@ -8,15 +8,16 @@ the whole job after a crash changes only what the crash left unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from ..errors import FormatError
 from ..records import Record
 from ..sources.formats import FIDELITY, map_item
 from ..store import Store, StoredItem, UpsertCounts
-from .cluster import worker_count
+from .cluster import bounded_results
 
 DEFAULT_PARTITION = 2000
 
@@ -42,40 +43,18 @@ def renormalize_distributed(client: Any, store: Store, partition_size: int = DEF
                             on_progress: Callable[[int], None] | None = None,
                             window: int | None = None) -> RenormalizeReport:
     """Re-map every stored payload on the cluster behind ``client`` and upsert the results."""
-    from distributed import as_completed
-
     report = RenormalizeReport()
-    window = window or 2 * worker_count(client) + 1
-    pending: dict[str, list[tuple[str, str, Any]]] = {}
-    futures = as_completed()
     raw = store.iter_raw(batch_size=partition_size)
-    number = 0
 
-    def next_chunk() -> list[tuple[str, str, Any]]:
-        chunk: list[tuple[str, str, Any]] = []
-        for item in raw:
-            chunk.append(item)
-            if len(chunk) >= partition_size:
-                break
-        return chunk
+    def chunks() -> Iterator[list[tuple[str, str, Any]]]:
+        while chunk := list(islice(raw, partition_size)):
+            yield chunk
 
-    def fill() -> None:
-        nonlocal number
-        while len(pending) < window:
-            chunk = next_chunk()
-            if not chunk:
-                return
-            future = client.submit(map_partition, chunk, key=f"searchnasa-renormalize-{chunk[0][0]}-{number}",
-                                   retries=1)
-            number += 1
-            pending[future.key] = chunk
-            futures.add(future)
+    def submit(chunk: list[tuple[str, str, Any]]) -> Any:
+        return client.submit(map_partition, chunk, key=f"searchnasa-renormalize-{chunk[0][0]}-{len(chunk)}",
+                             retries=1)
 
-    fill()
-    for future in futures:
-        chunk = pending.pop(future.key)
-        mapped = future.result()
-        future.release()
+    for chunk, mapped in bounded_results(client, chunks(), submit, window):
         batch: list[StoredItem] = []
         for (rid, fmt, payload), result in zip(chunk, mapped):
             if isinstance(result, str):
@@ -85,5 +64,4 @@ def renormalize_distributed(client: Any, store: Store, partition_size: int = DEF
         report.counts.add(store.upsert(batch))
         if on_progress:
             on_progress(len(chunk))
-        fill()
     return report

@@ -1,4 +1,9 @@
-"""CSV for spreadsheets: one row per record, lists joined with ``; ``, quoting by the csv module."""
+"""CSV for spreadsheets: one row per record, lists joined with ``; ``, quoting by the csv module.
+
+Harvested text is untrusted, and a spreadsheet runs a cell that begins with ``=``, ``+``, ``-``, ``@``
+(or a tab or carriage return before one) as a formula: such cells get a leading apostrophe, the
+OWASP advice for CSV injection, which spreadsheets show as plain text.
+"""
 
 from __future__ import annotations
 
@@ -28,9 +33,17 @@ def _row(record: Record) -> list[str]:
     ]
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: str) -> str:
+    """``value``, made inert if a spreadsheet would read it as a formula."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
 def _line(values: list[str] | tuple[str, ...]) -> str:
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\r\n").writerow(values)
+    csv.writer(buf, lineterminator="\r\n").writerow([spreadsheet_safe(v) for v in values])
     return buf.getvalue()
 
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Path, Query, Request
+from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -86,14 +86,9 @@ class RelatedQuery(BaseModel):
     limit: int = Field(DEFAULT_RELATED, ge=1, le=MAX_RELATED)
 
 
-@router.get("/search", response_model=SearchResponse, responses=ERROR_RESPONSES,
-            summary="Search both collections.")
-def api_search(
-    request: Request,
+def search_filters(
     q: Annotated[str, Query(max_length=MAX_QUERY_CHARS, description="The query (see the query language).")] = "",
     source: Annotated[Literal["ntrs", "osti"] | None, Query()] = None,
-    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
-    per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = 20,
     year_from: Annotated[int | None, Query(ge=1000, le=2100)] = None,
     year_to: Annotated[int | None, Query(ge=1000, le=2100)] = None,
     sort: Annotated[SortOrder, Query()] = "relevance",
@@ -101,10 +96,25 @@ def api_search(
     document_type: Annotated[list[str], Query(max_length=20)] = [],
     subject: Annotated[list[str], Query(max_length=20)] = [],
     organization: Annotated[list[str], Query(max_length=20)] = [],
+) -> SearchRequest:
+    """The query and its filters, declared once for every endpoint that runs a search
+    (``/api/search`` and ``/api/export``), so their OpenAPI parameters and limits cannot drift."""
+    return SearchRequest(q=q, source=source, year_from=year_from, year_to=year_to, sort=sort, mode=mode,
+                         document_type=document_type, subject=subject, organization=organization)
+
+
+SearchFilters = Annotated[SearchRequest, Depends(search_filters)]
+
+
+@router.get("/search", response_model=SearchResponse, responses=ERROR_RESPONSES,
+            summary="Search both collections.")
+def api_search(
+    request: Request,
+    filters: SearchFilters,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = 20,
 ) -> SearchResponse:
-    req = SearchRequest(q=q, source=source, page=page, per_page=per_page, year_from=year_from,
-                        year_to=year_to, sort=sort, mode=mode, document_type=document_type,
-                        subject=subject, organization=organization)
+    req = filters.model_copy(update={"page": page, "per_page": per_page})
     return run_search(services(request).search(), req)
 
 
@@ -188,16 +198,8 @@ def export_records(service: Any, req: SearchRequest, limit: int) -> Iterator[Rec
 def api_export(
     request: Request,
     format: Annotated[CitationName, Query(description="bibtex, ris, csl-json or csv")],
+    filters: SearchFilters,
     ids: Annotated[list[str], Query(max_length=EXPORT_PAGE, description="A selection of record ids.")] = [],
-    q: Annotated[str, Query(max_length=MAX_QUERY_CHARS)] = "",
-    source: Annotated[Literal["ntrs", "osti"] | None, Query()] = None,
-    year_from: Annotated[int | None, Query(ge=1000, le=2100)] = None,
-    year_to: Annotated[int | None, Query(ge=1000, le=2100)] = None,
-    sort: Annotated[SortOrder, Query()] = "relevance",
-    mode: Annotated[Mode, Query()] = "hybrid",
-    document_type: Annotated[list[str], Query(max_length=20)] = [],
-    subject: Annotated[list[str], Query(max_length=20)] = [],
-    organization: Annotated[list[str], Query(max_length=20)] = [],
     limit: Annotated[int, Query(ge=1, le=MAX_EXPORT)] = 100,
 ) -> StreamingResponse:
     service = services(request).search()
@@ -209,8 +211,6 @@ def api_export(
         if missing:
             raise NotFound(f"no record {missing[0]!r}")
         return citation_response((found[rid] for rid in dict.fromkeys(ids)), format, "selection")
-    req = SearchRequest(q=q, source=source, year_from=year_from, year_to=year_to, sort=sort,
-                        mode=mode, document_type=document_type, subject=subject,
-                        organization=organization)
+    req = filters
     service.search(req.model_copy(update={"per_page": 1}))  # fail now (404/503), not mid-stream
     return citation_response(export_records(service, req, limit), format, "search-nasa-results")
