@@ -75,3 +75,21 @@ def test_cite_a_query_result_set(indexed_home: Path) -> None:
     assert both.returncode != 0 and "not both" in both.stderr
     too_many = _run(indexed_home, "cite", "--query", "x", "--limit", "5000")
     assert too_many.returncode != 0 and "between 1 and 1000" in too_many.stderr
+
+
+def test_cli_search_shows_each_work_once(tmp_path: Path) -> None:
+    """The shell search folds copies the way the page does: one card, and an "also in" line."""
+    home = _home(tmp_path)
+    assert _run(home, "dedup").returncode == 0
+    assert _run(home, "index").returncode == 0
+    out = _run(home, "search", "Askaryan rock salt")
+    assert out.returncode == 0, out.stderr
+    cards = [line for line in out.stdout.splitlines() if "Askaryan effect" in line]
+    assert len(cards) == 1, out.stdout
+    assert "2 records" in out.stdout  # the count still counts records
+    first = "ntrs:99000000001" if "· ntrs:99000000001" in out.stdout else "osti:1442457"
+    other = "osti:1442457" if first == "ntrs:99000000001" else "ntrs:99000000001"
+    assert f"also in DOE OSTI: {other}" in out.stdout or f"also in NASA NTRS: {other}" in out.stdout
+    raw = _run(home, "search", "Askaryan rock salt", "--json")
+    hits = json.loads(raw.stdout)["results"]
+    assert [h["id"] for h in hits] == [first] and hits[0]["also_in"][0]["id"] == other

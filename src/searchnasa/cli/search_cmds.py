@@ -94,8 +94,10 @@ def search_cmd(
             semantic = open_semantic(settings_for(home))
         except Exception as exc:  # semantic side absent or not built: lexical still answers
             err_console.print(f"[yellow]semantic search unavailable:[/yellow] {exc}", highlight=False)
+    from ..dedup.collapse import search_folded
+
     service = SearchService(settings_for(home), semantic=semantic)
-    resp = service.search(req)
+    resp = search_folded(service, req)
     if json_:
         print_json(resp.model_dump(mode="json"))
         return
@@ -110,5 +112,8 @@ def search_cmd(
         console.print(f"   {hit.source_label} · {hit.date_label} · {hit.id}", highlight=False)
         if hit.url:
             console.print(f"   {hit.url}", highlight=False, markup=False)
+        for copy in hit.also_in:
+            console.print(f"   also in {copy.get('source_label', '')}: {copy.get('id', '')}", highlight=False,
+                          markup=False)
     if not resp.results:
         console.print("No records matched. Try dropping a filter or a quote.")

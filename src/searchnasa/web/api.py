@@ -50,15 +50,10 @@ def check_record_id(record_id: str) -> str:
 
 
 def run_search(service: Any, req: SearchRequest) -> SearchResponse:
-    """Search, then show each work once: copies of a work already on the page fold into the first
-    card's ``also_in`` (``total`` still counts records). Skipped when the service already folded."""
-    resp = service.search(req)
-    store = getattr(service, "store", None)
-    if store is not None and resp.results and not any(hit.also_in for hit in resp.results):
-        from ..dedup.collapse import collapse_hits
+    """Search with one card per work (see :func:`searchnasa.dedup.collapse.search_folded`)."""
+    from ..dedup.collapse import search_folded
 
-        resp.results, _ = collapse_hits(store, resp.results)
-    return resp
+    return search_folded(service, req)
 
 
 def related_items(service: Any, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
