@@ -8,15 +8,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from semantic_util import semantic_home_from
 
-from searchnasa.search import fusion
+from searchnasa.index import build_index
+from searchnasa.index.reader import IndexReader
+from searchnasa.records import Record
+from searchnasa.search import fusion, lexical
 from searchnasa.search.models import SearchRequest
 from searchnasa.search.query import parse, positive_texts
-from searchnasa.search.service import FUSION_DEPTH, NO_WORD_MATCH, SEMANTIC_WEIGHT, SearchService
+from searchnasa.search.service import (
+    FUSION_DEPTH,
+    NO_WORD_MATCH,
+    SEMANTIC_WEIGHT,
+    SearchService,
+)
 from searchnasa.semantic.provider import SIMILARITY_FLOOR, SemanticProvider
 from searchnasa.settings import Settings
-
-from semantic_util import semantic_home_from
+from searchnasa.store import StoredItem, open_store
 
 NONSENSE = ("zzhostilesynthetic", "qwxzvbn", "xyzzy plugh")
 
@@ -137,3 +145,88 @@ def test_failing_similarities_fall_back_to_rank_fusion(settings: Settings, provi
     b = rrf.search(SearchRequest(q=q, mode="hybrid", per_page=30))
     assert a.mode == "hybrid" and a.total == b.total
     assert [h.id for h in a.results] == [h.id for h in b.results]
+
+
+# -- term proximity (adjacent word pairs) --------------------------------------------------------
+
+# SYNTHETIC records written for this test: "near" and "far" hold exactly the same words, so
+# their BM25 on every word is identical; only "near" has "thermal runaway" side by side.
+PROXIMITY_DOCS = {
+    "far": "runaway was observed in the lithium cell during the thermal overcharge test of the pack",
+    "near": "thermal runaway was observed in the lithium cell during the overcharge test of the pack",
+    "other1": "wind tunnel balance calibration for a transonic half model",
+    "other2": "ablative heat shield char layer growth in arc jet tests",
+    "other3": "thermal conductivity of aerogel blankets at low pressure",
+}
+
+
+@pytest.fixture
+def proximity_searcher(tmp_home: Path) -> tuple[object, object]:
+    store = open_store(tmp_home)
+    store.upsert([StoredItem(Record(id=f"osti:{key}", source="osti", source_id=key, title="Synthetic test record",
+                                    abstract=text), "synthetic", {"_id": key})
+                  for key, text in PROXIMITY_DOCS.items()])
+    settings = Settings().with_home(tmp_home)
+    build_index(store, settings.index_dir)
+    store.close()
+    reader = IndexReader(settings.index_dir)
+    return reader.searcher(), reader.index.schema
+
+
+def _scores(searcher_schema: tuple[object, object], q: str) -> dict[str, float]:
+    searcher, schema = searcher_schema
+    hits = searcher.search(lexical.compile_node(schema, parse(q).tree), limit=50).hits  # type: ignore[attr-defined]
+    return {searcher.doc(addr).get_first("id").split(":", 1)[1]: score for score, addr in hits}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("q", ["thermal runaway", "thermal OR runaway", "lithium thermal runaway"])
+def test_words_side_by_side_rank_above_the_same_words_apart(
+        proximity_searcher: tuple[object, object], q: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert lexical.PAIR_WEIGHT > 0
+    with_pairs = _scores(proximity_searcher, q)
+    assert with_pairs["near"] > with_pairs["far"]
+    monkeypatch.setattr(lexical, "PAIR_WEIGHT", 0.0)
+    without = _scores(proximity_searcher, q)
+    assert without["near"] == pytest.approx(without["far"])  # the difference is the pair score alone
+    assert set(without) == set(with_pairs)  # and the pair clause matched nothing new
+
+
+def test_pairs_follow_query_order(proximity_searcher: tuple[object, object]) -> None:
+    # "runaway thermal" is side by side in neither record: no proximity bonus for either
+    scores = _scores(proximity_searcher, "runaway thermal")
+    assert scores["near"] == pytest.approx(scores["far"])
+
+
+@pytest.mark.parametrize(("q", "pairs"), [
+    ("battery thermal runaway", ["battery_thermal", "thermal_runaway"]),
+    ("heat OR shield OR ablation", ["heat_shield", "shield_ablation"]),
+    ('thermal "heat shield" runaway', []),  # a phrase breaks the run of bare words
+    ("wind tunnel -noise title:jet engine", ["wind_tunnel"]),  # so do exclusions and field clauses
+    ("X-15 flight", ["x_15", "15_flight"]),
+    ("runaway", []),
+])
+def test_adjacent_pairs_are_bare_words_side_by_side(q: str, pairs: list[str]) -> None:
+    tree = parse(q).tree
+    children = getattr(tree, "children", (tree,))
+    assert lexical.adjacent_pairs(children) == pairs
+
+
+@pytest.mark.parametrize("q", ["battery thermal runaway", "heat OR shield OR ablation",
+                               "wind tunnel -supersonic", 'boundary layer "heat transfer"',
+                               "jet OR rocket engine nozzle", "title:rocket engine test"])
+def test_proximity_never_changes_what_matches(indexed_home: Path, q: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = IndexReader(Settings().with_home(indexed_home).index_dir)
+    searcher, schema = reader.searcher(), reader.index.schema
+
+    def run() -> tuple[int, dict[object, float]]:
+        query = lexical.compile_node(schema, parse(q).tree)
+        result = searcher.search(query, limit=10_000, count=True)
+        return int(result.count or 0), {(addr.segment_ord, addr.doc): score for score, addr in result.hits}
+
+    count_pairs, scored_pairs = run()
+    monkeypatch.setattr(lexical, "PAIR_WEIGHT", 0.0)
+    count_plain, scored_plain = run()
+    assert count_pairs == count_plain > 0
+    assert set(scored_pairs) == set(scored_plain)
+    assert all(scored_pairs[d] >= scored_plain[d] - 1e-4 for d in scored_plain)  # only ever adds

@@ -10,22 +10,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from search_util import contains_phrase
+from semantic_util import semantic_home_from
 
 from searchnasa.index.schema import stem_tokens
 from searchnasa.records import Record
 from searchnasa.search.models import SearchRequest
 from searchnasa.search.semantic_api import SemanticProvider as ProviderProtocol
 from searchnasa.search.service import SearchService
-from searchnasa.semantic.ann import ExactIndex, HnswIndex, recall_at_k
-from searchnasa.semantic.bundle import load_bundle, quantize, dequantize
+from searchnasa.semantic.ann import ExactIndex, HnswIndex, RowFile, recall_at_k
+from searchnasa.semantic.bundle import dequantize, load_bundle, quantize
 from searchnasa.semantic.embedder import get_embedder, record_text, text_key
 from searchnasa.semantic.provider import SemanticProvider
 from searchnasa.semantic.vectors import EmbeddingCache, VectorStore
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
-
-from search_util import contains_phrase
-from semantic_util import semantic_home_from
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +52,7 @@ def test_hnsw_recall_against_exact_on_real_embeddings(bundle) -> None:
     exact = ExactIndex(ids, matrix)
     # One build thread gives the same graph on every run; a multi-threaded build's insertion order
     # depends on scheduling, which moved recall by a few queries under a loaded machine.
-    hnsw = HnswIndex.build(ids, matrix, threads=1)
+    hnsw = HnswIndex.build(ids, matrix, threads=1, rescore=False)
     rng = np.random.default_rng(7)
     queries = matrix[rng.choice(len(ids), 200, replace=False)]
     # perturb so queries are not exactly stored points (as real queries are not)
@@ -61,7 +60,8 @@ def test_hnsw_recall_against_exact_on_real_embeddings(bundle) -> None:
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     recall = recall_at_k(exact, hnsw, queries, k=10)
     assert recall >= 0.95, recall
-    hnsw.rescore = matrix.astype(np.float16)  # as the provider serves it: int8 graph, exact re-rank
+    # as the provider serves it: int8 graph, re-ranked with the per-vector int8 rows
+    hnsw = HnswIndex.build(ids, matrix, threads=1)
     assert recall_at_k(exact, hnsw, queries, k=10) >= 0.99
     # the similarities HNSW reports are cosines close to the exact ones (int8 storage)
     top_exact = exact.search(queries[0], 5)
@@ -85,8 +85,22 @@ def test_hnsw_index_round_trips_through_disk_and_detects_staleness(bundle, tmp_p
     built.save(tmp_path, version="7")
     assert HnswIndex.load(tmp_path, version="8") is None
     loaded = HnswIndex.load(tmp_path, version="7")
-    assert loaded is not None
+    assert loaded is not None and loaded.version == "7"
+    assert isinstance(loaded.rows, RowFile) and isinstance(loaded.ids, np.memmap)  # nothing copied to RAM
+    np.testing.assert_array_equal(loaded.rows[np.array([4, 0, 499])], built.rows[[4, 0, 499]])
+    with pytest.raises(IndexError):
+        loaded.rows[np.array([500])]
     assert [r for r, _ in loaded.search(matrix[10], 5)] == [r for r, _ in built.search(matrix[10], 5)]
+    # ids <-> keys through the sorted id array, and the re-rank rows give the vectors back
+    keys = loaded.keys_of([ids[3], ids[400], "ntrs:no-such-record", "x" * 300, ""])
+    assert sorted(keys) == sorted([ids[3], ids[400]])
+    assert loaded.ids_of([keys[ids[3]]]) == [ids[3]]
+    vecs = loaded.vectors_for([ids[3], "ntrs:no-such-record"])
+    assert list(vecs) == [ids[3]] and float(vecs[ids[3]] @ matrix[3]) > 0.999
+    # saving again replaces the folder ann.json points at and removes the old one
+    first = loaded.path
+    built.save(tmp_path, version="9")
+    assert HnswIndex.load(tmp_path).version == "9" and not first.exists()
 
 
 def test_bundle_int8_keeps_cosine_and_matches_fresh_embeddings(bundle, records) -> None:
@@ -199,3 +213,141 @@ def test_semantic_mode_ranks_by_meaning(sem_home: Path) -> None:
     resp = service.search(SearchRequest(q="solar panels on satellites", mode="semantic", per_page=10))
     assert resp.mode == "semantic"
     assert [h.id for h in resp.results] == [r for r, _ in provider.query_candidates("solar panels on satellites", 10)]
+
+
+# -- the provider over a saved HNSW index (what homes above EXACT_BELOW vectors get) -------------
+
+HNSW_BELOW = 1000  # the sample's 6,514 vectors then take the HNSW path, as 1M+ homes do
+
+
+@pytest.fixture(scope="module")
+def hnsw_home(sem_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sample home's vectors whose provider serves a saved HNSW index."""
+    import shutil
+
+    home = tmp_path_factory.mktemp("hnsw_home")
+    shutil.copy2(sem_home / "store.sqlite3", home / "store.sqlite3")
+    (home / "index").symlink_to(sem_home / "index")
+    src = VectorStore(sem_home / "vectors")
+    (home / "vectors").mkdir()
+    dst = __import__("sqlite3").connect(home / "vectors" / VectorStore.FILENAME)
+    src.conn.backup(dst)
+    dst.close()
+    src.close()
+    return home
+
+
+def _reloading(vectors_dir: Path, **kw) -> SemanticProvider:
+    provider = SemanticProvider(vectors_dir, exact_below=HNSW_BELOW, **kw)
+    return provider
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def test_hnsw_provider_matches_exact_search_without_holding_vectors(sem_home: Path, hnsw_home: Path) -> None:
+    exact = SemanticProvider(Settings().with_home(sem_home).vectors_dir)
+    approx = _reloading(hnsw_home / "vectors")
+    assert approx.count() == exact.count() == len(load_bundle())
+    assert approx._exact is None and approx._hnsw is not None
+    assert isinstance(approx._hnsw.rows, RowFile)  # rows stay on disk
+    overlap = []
+    for q in ("spacecraft heat shield for atmospheric reentry", "wind tunnel noise", "nuclear reactor safety",
+              "solar panels on satellites", "composite material fatigue"):
+        want = exact.query_candidates(q, 20)
+        got = approx.query_candidates(q, 20)
+        overlap.append(len({r for r, _ in want} & {r for r, _ in got}) / len(want))
+        want_sim = dict(want)
+        for rid, sim in got:
+            if rid in want_sim:
+                assert abs(sim - want_sim[rid]) < 0.005  # re-ranked with int8 rows: cosine within 1e-3
+    assert min(overlap) >= 0.9 and sum(overlap) / len(overlap) >= 0.97, overlap
+    ids = [r for r, _ in exact.query_candidates("wind tunnel noise", 50)]
+    ev, av = exact.vectors_for(ids), approx.vectors_for(ids + ["ntrs:no-such-record"])
+    assert list(av) == ids
+    assert min(float(ev[r] @ av[r]) for r in ids) > 0.999
+    # a second process opens the saved index instead of building it again
+    again = _reloading(hnsw_home / "vectors")
+    assert again.count() == approx.count() and again._hnsw.path == approx._hnsw.path
+
+
+def test_hybrid_and_related_are_the_same_over_the_hnsw_index(sem_home: Path, hnsw_home: Path) -> None:
+    from searchnasa.search.related import find_related
+
+    exact_service = SearchService(Settings().with_home(sem_home),
+                                  semantic=SemanticProvider(Settings().with_home(sem_home).vectors_dir))
+    hnsw_service = SearchService(Settings().with_home(hnsw_home), semantic=_reloading(hnsw_home / "vectors"))
+    same = 0
+    queries = ["heat shield reentry", "turbine blade cooling", "lunar regolith", "rocket engine combustion",
+               "radiation shielding for astronauts"]
+    for q in queries:
+        a = [h.id for h in exact_service.search(SearchRequest(q=q, mode="hybrid", per_page=10)).results]
+        b = [h.id for h in hnsw_service.search(SearchRequest(q=q, mode="hybrid", per_page=10)).results]
+        assert len(set(a) & set(b)) >= 9, (q, a, b)
+        same += a == b
+    assert same >= 3
+    seed = exact_service.search(SearchRequest(q="heat shield reentry", mode="lexical", per_page=1)).results[0].id
+    a = [r.id for r in find_related(exact_service, [seed], [], 10)]
+    b = [r.id for r in find_related(hnsw_service, [seed], [], 10)]
+    assert len(set(a) & set(b)) >= 9, (a, b)
+
+
+def test_hnsw_provider_finds_vectors_written_after_the_index(hnsw_home: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import searchnasa.semantic.provider as provider_mod
+
+    monkeypatch.setattr(provider_mod, "RELOAD_CHECK_SECONDS", 0.0)
+    vdir = tmp_path / "vectors"
+    vdir.mkdir()
+    dst = __import__("sqlite3").connect(vdir / VectorStore.FILENAME)
+    src = __import__("sqlite3").connect(hnsw_home / "vectors" / VectorStore.FILENAME)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    provider = _reloading(vdir)
+    n = provider.count()
+    built = provider._hnsw.path
+    rng = np.random.default_rng(3)
+    fresh = _unit(rng.normal(size=384))
+    vs = VectorStore(vdir)
+    moved_id = provider.nearest(_unit(rng.normal(size=384)), 1)[0][0]
+    old_vec = provider.vectors_for([moved_id])[moved_id]
+    moved_to = _unit(rng.normal(size=384))
+    vs.put_many([("ntrs:brand-new", "k-new", fresh), (moved_id, "k-moved", moved_to)])
+    # a new record is found at once; a changed one is found by its new vector, not its old one
+    assert provider.count() == n + 1
+    assert provider.nearest(fresh, 3)[0] == ("ntrs:brand-new", pytest.approx(1.0, abs=1e-3))
+    assert provider.nearest(moved_to, 1)[0][0] == moved_id
+    assert moved_id not in [r for r, _ in provider.nearest(old_vec, 20)]
+    assert float(provider.vectors_for([moved_id])[moved_id] @ moved_to) > 0.999
+    assert provider._hnsw.path == built and len(provider._delta) == 2  # served, not rebuilt
+    # past the delta limit the index is rebuilt (streaming) and saved, and the delta empties
+    eager = _reloading(vdir, delta_limit=1)
+    assert eager.count() == n + 1
+    assert eager._hnsw.path != built and len(eager._delta) == 0
+    assert eager.nearest(fresh, 1)[0][0] == "ntrs:brand-new"
+    assert eager.nearest(moved_to, 1)[0][0] == moved_id
+    # the first provider picks the rebuilt index up on its next reload
+    vs.put_many([("ntrs:another", "k-another", _unit(rng.normal(size=384)))])
+    vs.close()
+    assert provider.count() == n + 2
+    assert provider._hnsw.path == eager._hnsw.path and len(provider._delta) == 1
+
+
+def test_an_index_from_another_vector_store_is_not_served(hnsw_home: Path, tmp_path: Path) -> None:
+    import shutil
+
+    provider = _reloading(hnsw_home / "vectors")
+    assert provider.count() > HNSW_BELOW
+    # the same folder layout, but a re-created vector store (new identity) with 1,200 vectors
+    vdir = tmp_path / "vectors"
+    shutil.copytree(provider._hnsw.path, vdir / provider._hnsw.path.name)
+    shutil.copy2(hnsw_home / "vectors" / "ann.json", vdir / "ann.json")
+    bundle = load_bundle()
+    vs = VectorStore(vdir)
+    vs.put_many([(rid, f"k{i}", bundle.matrix[i]) for i, rid in enumerate(bundle.ids[:1200])])
+    vs.close()
+    other = _reloading(vdir)
+    assert other.count() == 1200
+    assert other.nearest(bundle.matrix[5], 1)[0][0] == bundle.ids[5]

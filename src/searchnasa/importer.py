@@ -54,12 +54,14 @@ def import_paths(
     fmt: str | None = None,
     on_progress: Callable[[int], None] | None = None,
     batch_size: int = BATCH_SIZE,
+    after_batch: Callable[[], object] | None = None,
 ) -> ImportReport:
     """Import every file (a directory: the importable files under it); a bad file or line is
     recorded in the report and the rest goes on.
 
     Records are committed in whole batches, so a crash leaves the store consistent and a re-run
-    (idempotent upserts) completes the import.
+    (idempotent upserts) completes the import. ``after_batch`` runs after each committed batch
+    (``import --index`` feeds the index writer there, following the store's seq).
     """
     report = ImportReport()
     batch: list[StoredItem] = []
@@ -70,6 +72,8 @@ def import_paths(
             if on_progress:
                 on_progress(len(batch))
             batch.clear()
+            if after_batch is not None:
+                after_batch()
 
     for given in paths:
         try:

@@ -274,6 +274,20 @@ class Store:
                 yield seq, Record.from_json(blob)
             last = rows[-1][0]
 
+    def iter_json_since(self, since_seq: int = 0, batch_size: int = 2000) -> Iterator[tuple[int, bytes]]:
+        """Stream ``(seq, stored record JSON)`` in seq order: the indexer's input, which needs no
+        re-validation (every stored record was validated on the way in)."""
+        last = since_seq
+        while True:
+            with self._guard():
+                rows = self.conn.execute(
+                    "SELECT seq, record FROM records WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch_size)
+                ).fetchall()
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1][0]
+
     def iter_json(self, batch_size: int = 5000) -> Iterator[bytes]:
         """Stream the stored record JSON as-is (the export path needs no re-validation)."""
         last = 0

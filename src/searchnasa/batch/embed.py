@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..records import Record
-from ..semantic.embedder import Embedder, record_text, text_key
+from ..semantic.embedder import Embedder, default_backend, record_text, text_key
 from ..semantic.vectors import EmbedReport, VectorStore
 from ..store import Store
 from .cluster import bounded_results
@@ -38,14 +38,15 @@ ENCODE_BATCH = 32  # the same inner batch as the in-process path, so vectors mat
 
 
 @lru_cache(maxsize=2)
-def _worker_embedder(threads: int) -> Embedder:
+def _worker_embedder(threads: int, backend: str | None = None) -> Embedder:
     """One model per worker process (loading takes seconds; every later partition reuses it)."""
-    return Embedder(threads=threads or None)
+    return Embedder(threads=threads or None, backend=backend)
 
 
-def encode_texts(texts: list[str], threads: int = 1) -> np.ndarray:
-    """The task a worker runs: unit vectors for ``texts`` (pure, so Dask may rerun it anywhere)."""
-    return _worker_embedder(threads).encode(texts, batch_size=ENCODE_BATCH)
+def encode_texts(texts: list[str], threads: int = 1, backend: str | None = None) -> np.ndarray:
+    """The task a worker runs: unit vectors for ``texts`` (pure, so Dask may rerun it anywhere).
+    ``backend`` is the driver's, so a remote worker never embeds with another one than the keys name."""
+    return _worker_embedder(threads, backend).encode(texts, batch_size=ENCODE_BATCH)
 
 
 @dataclass
@@ -116,7 +117,7 @@ def embed_distributed(
     def submit(job: _Job) -> Any | None:
         if not job.need_texts:
             return None  # every text was cached or unchanged: nothing for the model
-        return client.submit(encode_texts, job.need_texts, threads_per_worker,
+        return client.submit(encode_texts, job.need_texts, threads_per_worker, default_backend(),
                              key=f"searchnasa-embed-{since}-{job.part.lo}-{job.part.hi}", retries=1)
 
     for job, vecs in bounded_results(client, jobs(), submit, window):

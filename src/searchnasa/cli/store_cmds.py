@@ -16,7 +16,7 @@ from ..sources.formats import FIDELITY, FORMATS, map_item
 from ..store import StoredItem, UpsertCounts
 from .app import (
     HomeOption, SchedulerOption, WorkersOption, app, console, err_console, print_json,
-    progress_bar, rate_advancer, store_for,
+    progress_bar, rate_advancer, settings_for, store_for,
 )
 
 
@@ -25,25 +25,55 @@ def import_cmd(
     paths: list[Path] = typer.Argument(
         ..., help="Files to import (format detected from content); a directory means the files under it."),
     format: Optional[str] = typer.Option(None, "--format", "-f", help=f"One of: {', '.join(FORMATS)}."),
+    index: bool = typer.Option(False, "--index", help="Update the search index while importing "
+                               "(same result as `searchnasa index` afterwards, in one command)."),
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Import dump files (NTRS API JSON/CSV, STI JSONL, OSTI API/Data Explorer JSON, OSTI CSV, our JSONL)."""
     if format is not None and format not in FORMATS:
         raise BadInput(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
     store = store_for(home)
+    session = _index_session(store, home) if index else None
     started = time.perf_counter()
-    with progress_bar() as bar:
-        task = bar.add_task("importing", total=None, rate="")
+    try:
+        with progress_bar() as bar:
+            task = bar.add_task("importing" + (" + indexing" if session else ""), total=None, rate="")
 
-        advance = rate_advancer(bar, task, started)
+            advance = rate_advancer(bar, task, started)
 
-        report = import_paths(store, paths, format, on_progress=advance)
+            report = import_paths(store, paths, format, on_progress=advance,
+                                  after_batch=session.feed if session else None)
+            if session is not None:
+                session.feed()  # anything committed before this run that the index lacks
+                built = session.commit()
+    except BaseException:
+        if session is not None:
+            session.abort()  # the store keeps what was imported; `searchnasa index` catches up
+        raise
     elapsed = time.perf_counter() - started
     for problem in report.problems:
         err_console.print(f"[yellow]skipped[/yellow] {problem}", highlight=False, soft_wrap=True)
     console.print(f"{report.summary()} ({report.read} read in {elapsed:.1f}s)", highlight=False)
+    if session is not None:
+        from .search_cmds import _update_identifier_table
+
+        _update_identifier_table(store)
+        console.print(f"index {'full build' if built.full else 'update'}: {built.indexed:,} records indexed; "
+                      f"{built.documents:,} documents in {built.generation}", highlight=False)
     if report.skipped:
         raise typer.Exit(1)
+
+
+def _index_session(store: object, home: Optional[Path]):  # -> IndexSession
+    """An index writer following the store (a corrupt index is rebuilt, as `searchnasa index` does)."""
+    from ..index.build import IndexSession
+    from ..index.health import check_index
+
+    index_dir = settings_for(home).index_dir
+    rebuild = check_index(index_dir).state == "corrupt"
+    if rebuild:
+        err_console.print("the index is corrupt; rebuilding it from the store while importing", highlight=False)
+    return IndexSession(store, index_dir, rebuild=rebuild)  # type: ignore[arg-type]
 
 
 @app.command()

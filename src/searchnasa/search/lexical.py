@@ -3,6 +3,11 @@
 Built with ``tantivy.Query`` constructors (term, phrase, boolean, boost, range, term set), never
 by pasting strings into Tantivy's parser, so no user input can change the query's structure.
 Words are analyzed with the same analyzers the index used (:mod:`searchnasa.index.schema`).
+
+Ranking adds a term-proximity score in the style of the sequential dependence model (Metzler &
+Croft, 2005): where a query holds bare words side by side, documents holding them side by side in
+the same order score higher (``PAIR_WEIGHT`` x the BM25 of those word pairs on ``all_pairs``). The
+clause is optional: it never changes which records match, only their order.
 """
 
 from __future__ import annotations
@@ -11,8 +16,25 @@ from collections.abc import Iterable, Sequence
 
 import tantivy
 
-from ..index.schema import BOOSTS, PLAIN_ANALYZER, STEM_ANALYZER, TITLE_BOOST, word_pairs
-from .query import IdSet, MatchAll, Node, Not, Or, Phrase, SourceIs, Term, YearRange, And
+from ..index.schema import (
+    BOOSTS,
+    PLAIN_ANALYZER,
+    STEM_ANALYZER,
+    TITLE_BOOST,
+    word_pairs,
+)
+from .query import (
+    And,
+    IdSet,
+    MatchAll,
+    Node,
+    Not,
+    Or,
+    Phrase,
+    SourceIs,
+    Term,
+    YearRange,
+)
 
 Occur = tantivy.Occur
 Q = tantivy.Query
@@ -34,6 +56,15 @@ _PHRASE_FIELDS: dict[str | None, list[tuple[str, str]]] = {
     "author": [("authors", "authors")],
 }
 _STEMMED = {"abstract"}  # phrase targets indexed only stemmed: the phrase is stemmed to match
+
+# Weight of the adjacent-pair (proximity) score next to the words' own BM25; 0 turns it off.
+# A pair is a rare term, so its BM25 is large: a small weight is enough. Chosen on SciFact
+# (hybrid nDCG@10 0.731 -> 0.733 at 0.06-0.1, lower from 0.15 up), confirmed on NPL (0.507 ->
+# 0.508 at 0.1, lower at 0.15-0.3); bench/proximity_study.py, bench/README.md "Ranking quality".
+PAIR_WEIGHT = 0.1
+# Weight of a match on the unstemmed form of a bare word (``all_exact``); 0 turns it off (the
+# default: 0.1-0.4 did not help on SciFact and doubled the postings a word reads).
+EXACT_WEIGHT = 0.0
 
 
 def _tokens_query(schema: tantivy.Schema, field: str, tokens: Sequence[str]) -> tantivy.Query:
@@ -68,7 +99,15 @@ def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
     A word the analyzer splits (``X-15``) is matched as a phrase of its parts."""
     if node.field is None:
         tokens = STEM_ANALYZER.analyze(node.text)
-        return _all_fields(schema, "all", "title", tokens) if tokens else Q.empty_query()
+        if not tokens:
+            return Q.empty_query()
+        query = _all_fields(schema, "all", "title", tokens)
+        if EXACT_WEIGHT > 0:
+            exact = PLAIN_ANALYZER.analyze(node.text)
+            if exact:
+                query = Q.boolean_query([(Occur.Must, query), (Occur.Should, Q.boost_query(
+                    _tokens_query(schema, "all_exact", exact), EXACT_WEIGHT))])
+        return query
     parts = []
     for field, analyzer, key in _WORD_FIELDS[node.field]:
         tokens = analyzer.analyze(node.text)
@@ -108,6 +147,34 @@ def year_query(schema: tantivy.Schema, lo: int | None, hi: int | None) -> tantiv
     return Q.range_query(schema, "year", tantivy.FieldType.Integer, lo, hi)
 
 
+def adjacent_pairs(children: Sequence[Node]) -> list[str]:
+    """The ``all_pairs`` terms of the bare words a query holds side by side, in order.
+
+    Runs of consecutive unfielded :class:`Term` children give pairs (``thermal runaway`` ->
+    ``thermal_runaway``); anything else (a phrase, a field clause, an exclusion) breaks the run,
+    since its words are not bare words next to each other.
+    """
+    pairs: list[str] = []
+    run: list[str] = []
+    for child in list(children) + [None]:  # type: ignore[list-item]
+        if isinstance(child, Term) and child.field is None:
+            run.extend(PLAIN_ANALYZER.analyze(child.text))
+            continue
+        pairs.extend(word_pairs(run))
+        run = []
+    return list(dict.fromkeys(pairs))
+
+
+def proximity_query(schema: tantivy.Schema, children: Sequence[Node]) -> tantivy.Query | None:
+    """An optional clause scoring documents that hold the query's adjacent words side by side."""
+    if PAIR_WEIGHT <= 0:
+        return None
+    pairs = adjacent_pairs(children)
+    if not pairs:
+        return None
+    return Q.boost_query(_any([Q.term_query(schema, "all_pairs", p) for p in pairs]), PAIR_WEIGHT)
+
+
 def compile_node(schema: tantivy.Schema, node: Node) -> tantivy.Query:
     """The Tantivy query for a tree node."""
     if isinstance(node, Term):
@@ -134,9 +201,16 @@ def compile_node(schema: tantivy.Schema, node: Node) -> tantivy.Query:
                 clauses.append((Occur.Must, compile_node(schema, child)))
         if all(occ == Occur.MustNot for occ, _ in clauses):
             clauses.append((Occur.Must, Q.all_query()))
+        proximity = proximity_query(schema, node.children)
+        if proximity is not None:  # optional next to required clauses: scores, never filters
+            clauses.append((Occur.Should, proximity))
         return Q.boolean_query(clauses)
     if isinstance(node, Or):
-        return Q.boolean_query([(Occur.Should, compile_node(schema, c)) for c in node.children])
+        alternatives = Q.boolean_query([(Occur.Should, compile_node(schema, c)) for c in node.children])
+        proximity = proximity_query(schema, node.children)
+        if proximity is None:
+            return alternatives
+        return Q.boolean_query([(Occur.Must, alternatives), (Occur.Should, proximity)])
     raise TypeError(f"unknown query node {node!r}")
 
 

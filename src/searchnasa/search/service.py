@@ -17,7 +17,10 @@ OR alternatives are dropped before running, and the total is flagged as a lower 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +59,18 @@ FACET_SIZE = 15
 FACET_EXACT_MAX = 40_000
 FACET_SAMPLE_TARGET = 5_000
 NO_DATE = "Date not supplied"
+# Facet counts kept per index snapshot, query and filters: turning a page, changing the sort or
+# coming back to a query reuses them (they are most of a search's cost at scale). 0 turns it off,
+# as does SEARCHNASA_FACET_CACHE=0 (benchmarks that time cold searches over HTTP).
+FACET_CACHE_SIZE = 256
+
+
+def facet_cache_size() -> int:
+    """Entries the facet cache keeps: ``SEARCHNASA_FACET_CACHE`` if set, else FACET_CACHE_SIZE."""
+    try:
+        return max(0, int(os.environ.get("SEARCHNASA_FACET_CACHE", FACET_CACHE_SIZE)))
+    except ValueError:
+        return FACET_CACHE_SIZE
 
 # facet name -> the request filter it ignores (so a facet shows what choosing it would give)
 FACET_OWN_FILTER = {"source": "source", "decade": "year", "year": "year",
@@ -103,6 +118,13 @@ class SearchService:
         self.semantic_wait = semantic_wait
         self.fusion_method = fusion_method
         self._store: Store | None = None
+        self._facet_cache: OrderedDict[tuple[Any, ...], tuple[dict[str, list[FacetBucket]], list[str]]] = OrderedDict()
+        self._facet_lock = threading.Lock()
+
+    def clear_caches(self) -> None:
+        """Forget cached facet counts (benchmarks measuring cold searches call it)."""
+        with self._facet_lock:
+            self._facet_cache.clear()
 
     # -- records ----------------------------------------------------------------------------------
     @property
@@ -167,6 +189,12 @@ class SearchService:
     def search(self, req: SearchRequest) -> SearchResponse:
         """Run one search; never raises on query text (bad text degrades, with a notice)."""
         started = time.perf_counter()
+        # read before taking the searcher: a commit in between makes the key older than the
+        # snapshot, so a cached entry can only ever be newer than the key says, never stale
+        snapshot = self._snapshot()
+        if snapshot is None:  # the reader opens the index on its first searcher
+            self.reader.searcher()
+            snapshot = self._snapshot()
         searcher = self.reader.searcher()
         schema = self.reader.index.schema
         parsed = parse(req.q)
@@ -228,7 +256,7 @@ class SearchService:
         if redirect_id is not None and not any(h.id == redirect_id for h in results):
             redirect_id = None  # filtered out: do not send the user to a record the filters hide
         interpreted_text = f"Read as: {interpreted}"
-        facets, estimated = self._facets(searcher, schema, base, filters, known_total=total)
+        facets, estimated = self._cached_facets(snapshot, searcher, schema, base, filters, total)
         return SearchResponse(
             query=req.q, interpreted=interpreted_text, notices=notices, total=total,
             total_is_lower_bound=lower_bound, page=req.page, per_page=req.per_page, mode=mode,
@@ -377,6 +405,39 @@ class SearchService:
         return fusion.weighted_sum([(str(k), float(s)) for k, (s, _) in zip(lex_keys, lex_hits)],
                                    [(str(k), c) for k, c in cos.items()], SEMANTIC_WEIGHT)
 
+    def _snapshot(self) -> tuple[Any, ...] | None:
+        """What identifies the index snapshot the next searcher serves: the live generation and
+        the reader's stamp of its commit (``IndexReader`` reloads when either changes); None
+        before the reader has opened an index."""
+        stamp = getattr(self.reader, "_stamp", None)
+        if self.reader.generation is None or stamp is None:
+            return None
+        return (str(self.reader.generation), stamp)
+
+    def _cached_facets(self, snapshot: tuple[Any, ...] | None, searcher: tantivy.Searcher,
+                       schema: tantivy.Schema, base: tantivy.Query, filters: dict[str, tantivy.Query],
+                       total: int) -> tuple[dict[str, list[FacetBucket]], list[str]]:
+        """:meth:`_facets`, remembered per snapshot, query and filters (the page and the sort do
+        not change facet counts). The thresholds are part of the key: they decide exact vs
+        estimated counts."""
+        size = facet_cache_size()
+        if size <= 0 or snapshot is None:
+            return self._facets(searcher, schema, base, filters, known_total=total)
+        key = (snapshot, searcher.num_docs, repr(base), tuple(sorted((n, repr(q)) for n, q in filters.items())),
+               total, FACET_EXACT_MAX, FACET_SAMPLE_TARGET)
+        with self._facet_lock:
+            hit = self._facet_cache.get(key)
+            if hit is not None:
+                self._facet_cache.move_to_end(key)
+        if hit is None:
+            hit = self._facets(searcher, schema, base, filters, known_total=total)
+            with self._facet_lock:
+                self._facet_cache[key] = hit
+                while len(self._facet_cache) > size:
+                    self._facet_cache.popitem(last=False)
+        facets, estimated = hit
+        return {name: list(buckets) for name, buckets in facets.items()}, list(estimated)
+
     def _facets(self, searcher: tantivy.Searcher, schema: tantivy.Schema, base: tantivy.Query,
                 filters: dict[str, tantivy.Query], known_total: int | None = None,
                 ) -> tuple[dict[str, list[FacetBucket]], list[str]]:
@@ -401,8 +462,13 @@ class SearchService:
                 result = searcher.aggregate(query, {f: _AGGS[f] for f in wanted})
                 scaled: dict[str, Any] = {}
             else:
-                result = searcher.aggregate(query, {"source": _AGGS["source"]})
-                matches = sum(int(b["doc_count"]) for b in result.get("source", {}).get("buckets", []))
+                result = {}
+                if "source" in wanted or matches is None:
+                    # one cheap exact pass: the tab counts, and the number of matches to scale by
+                    # (skipped when a source filter leaves this group without the source facet
+                    # and the page already counted the matches)
+                    result = searcher.aggregate(query, {"source": _AGGS["source"]})
+                    matches = sum(int(b["doc_count"]) for b in result.get("source", {}).get("buckets", []))
                 rest = {f: _AGGS[f] for f in wanted if f != "source"}
                 scaled = self._sampled_aggs(searcher, schema, query, rest, matches) if rest else {}
                 if scaled.get("_scale", 1.0) != 1.0:
@@ -433,8 +499,14 @@ class SearchService:
     @staticmethod
     def _sampled_aggs(searcher: tantivy.Searcher, schema: tantivy.Schema, query: tantivy.Query,
                       aggs: dict[str, Any], matches: int) -> dict[str, Any]:
-        """Run ``aggs`` exactly when ``matches`` is small, else on the densest sample level that
-        still holds about FACET_SAMPLE_TARGET matches; ``_scale`` says how to scale the counts."""
+        """Run ``aggs`` exactly when ``matches`` is small, else on the sparsest sample level that
+        still holds about FACET_SAMPLE_TARGET matches; ``_scale`` says how to scale the counts.
+
+        The level's posting list drives the intersection, so a common word's postings are skipped
+        through rather than walked. (Narrowing a level further by a range of the id hash ``key``
+        was tried: a range on a fast-only column scans the column, which cost more than the
+        aggregation work it saved; bench/README.md, "Cost of our layers at 1M".)
+        """
         if matches <= FACET_EXACT_MAX:
             return {**searcher.aggregate(query, aggs), "_scale": 1.0}
         rate = SAMPLE_RATES[0]

@@ -12,7 +12,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-
 def seed_from_bundle(settings: "Settings") -> int:
     """Give a home the bundled sample's precomputed vectors (for records whose text matches).
 

@@ -3,14 +3,21 @@ candidates. It satisfies the service's provider protocol (``available()``,
 ``query_candidates(text, k)``) and the related-papers one (``vectors_for``, ``nearest``,
 ``embed_text``).
 
-It opens the home's vector store read-mostly, keeps the vectors in memory as one float32 matrix
-(exact search below :data:`~.ann.EXACT_BELOW` vectors, the saved usearch HNSW index above), and
-reloads when ``searchnasa embed`` has changed the vectors. Until any vectors exist it says it is
-not available and search stays lexical.
+Below :data:`~.ann.EXACT_BELOW` vectors it keeps them in memory as one float32 matrix and
+searches exactly (at most ~75 MB). Above, it holds no float matrix and no id list: it serves the
+saved usearch HNSW index (``ann.py``: graph and sorted ids memory-mapped, so their pages are
+shared page cache, not per-process heap; int8 re-rank rows read with ``pread``, only the rows a
+query needs). The
+vectors written after the index was built (each row carries the store version it was written at)
+are held exactly in a small "delta" and searched beside the graph, so a record embedded a minute
+ago is found at once; past :data:`DELTA_LIMIT` new vectors the index is rebuilt (streaming) and
+saved. It reloads when ``searchnasa embed`` has changed the vectors. Until any vectors exist it
+says it is not available and search stays lexical.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import threading
 import time
@@ -21,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..settings import Settings, get_settings
-from .ann import EXACT_BELOW, ExactIndex, HnswIndex
+from .ann import EXACT_BELOW, ExactIndex, HnswIndex, build_from_store
 from .embedder import Embedder, EmbedderBusy, get_embedder
 from .vectors import VectorStore
 
@@ -41,21 +48,29 @@ QUERY_CACHE_SIZE = 512
 SIMILARITY_FLOOR = 0.33
 
 
+# A saved HNSW index serves with an exact "delta" of the vectors written after it was built, held
+# in RAM; past this many the provider rebuilds and saves the index.
+DELTA_LIMIT = 50_000
+
+
 class SemanticProvider:
     """Semantic candidates for queries and records, from one home's vectors."""
 
     def __init__(self, vectors_dir: Path, embedder: Embedder | None = None,
-                 exact_below: int = EXACT_BELOW) -> None:
+                 exact_below: int = EXACT_BELOW, delta_limit: int = DELTA_LIMIT) -> None:
         self.vectors_dir = Path(vectors_dir)
         self._embedder = embedder
         self._exact_below = exact_below
+        self._delta_limit = delta_limit
         self._lock = threading.RLock()
         self._version: str | None = None
         self._checked = 0.0
-        self._ids: list[str] = []
-        self._pos: dict[str, int] = {}
-        self._matrix = np.zeros((0, 384), dtype=np.float32)
-        self._index: ExactIndex | HnswIndex | None = None
+        self._count = 0
+        # small collections: everything in one exact index; large: the saved HNSW index
+        # (memory-mapped) plus an exact index of the vectors newer than it (``_delta``)
+        self._exact: ExactIndex | None = None
+        self._hnsw: HnswIndex | None = None
+        self._delta: ExactIndex | None = None
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._loader: threading.Thread | None = None
 
@@ -78,25 +93,67 @@ class SemanticProvider:
                 version = vs.version()
                 if version == self._version:
                     return
-                ids, matrix = vs.load_all()
+                self._load(vs, version)
             finally:
                 vs.close()
-            index: ExactIndex | HnswIndex
-            if len(ids) >= self._exact_below:
-                matrix = matrix.astype(np.float16)  # half the memory; rows are cast back on use
-                hnsw = HnswIndex.load(self.vectors_dir, version, rescore=matrix)
-                if hnsw is None or hnsw.ids != ids:
-                    log.info("building the HNSW index over %d vectors", len(ids))
-                    hnsw = HnswIndex.build(ids, matrix.astype(np.float32))
-                    hnsw.save(self.vectors_dir, version)
-                    hnsw.rescore = matrix
-                index = hnsw
-            else:
-                index = ExactIndex(ids, matrix)
-            self._ids, self._matrix, self._index = ids, matrix, index
-            self._pos = {rid: i for i, rid in enumerate(ids)}
             self._version = version
-            log.info("semantic provider: %d vectors (%s)", len(ids), type(index).__name__)
+
+    def _load(self, vs: VectorStore, version: str) -> None:
+        """Pick the cheapest correct way to serve the store's vectors at ``version``."""
+        uid = vs.uid()
+        hnsw = self._usable(HnswIndex.load(self.vectors_dir), vs, uid, version)
+        if hnsw is None:
+            total = vs.count()
+            if total < self._exact_below:
+                ids, matrix = vs.load_all()
+                self._exact, self._hnsw, self._delta, self._count = ExactIndex(ids, matrix), None, None, len(ids)
+                log.info("semantic provider: %d vectors (exact search)", len(ids))
+                return
+            hnsw = self._build(vs, uid, version)
+        delta_ids, delta_matrix = vs.load_since(str(hnsw.version))
+        delta = ExactIndex(delta_ids, delta_matrix)
+        new = len(delta_ids) - len(hnsw.keys_of(delta_ids))
+        self._exact, self._hnsw, self._delta, self._count = None, hnsw, delta, len(hnsw) + new
+        log.info("semantic provider: %d vectors (HNSW index of %d, %d newer held exactly)",
+                 self._count, len(hnsw), len(delta))
+
+    def _usable(self, hnsw: HnswIndex | None, vs: VectorStore, uid: str, version: str) -> HnswIndex | None:
+        """``hnsw`` if it was built from this store and few enough vectors are newer than it."""
+        if hnsw is None or hnsw.uid != uid or int(hnsw.version or 0) > int(version):
+            return None  # none, or built from another (or a re-created) vector store
+        if vs.count_since(str(hnsw.version)) > self._delta_limit:
+            return None
+        return hnsw
+
+    def _build(self, vs: VectorStore, uid: str, version: str) -> HnswIndex:
+        """Build and save the index; one process at a time (serve workers share the folder)."""
+        self.vectors_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.vectors_dir / "ann.lock", "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                ready = self._usable(HnswIndex.load(self.vectors_dir), vs, uid, version)
+                if ready is not None:  # another process built it while this one waited
+                    return ready
+                log.info("building the HNSW index over the vectors of %s", self.vectors_dir)
+                return build_from_store(vs.conn, self.vectors_dir, uid=uid)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    # The study scripts (bench/*_study.py) read a small home's exact matrix directly.
+    @property
+    def _ids(self) -> list[str]:
+        self._refresh()
+        return self._exact.ids if self._exact is not None else []
+
+    @property
+    def _matrix(self) -> np.ndarray:
+        self._refresh()
+        return self._exact.matrix if self._exact is not None else np.zeros((0, 384), dtype=np.float32)
+
+    @property
+    def _pos(self) -> dict[str, int]:
+        self._refresh()
+        return self._exact._pos if self._exact is not None else {}
 
     @property
     def embedder(self) -> Embedder:
@@ -119,11 +176,11 @@ class SemanticProvider:
     def available(self) -> bool:
         """True once any record has a vector; search stays lexical until then."""
         self._refresh()
-        return bool(self._ids)
+        return self._count > 0
 
     def count(self) -> int:
         self._refresh()
-        return len(self._ids)
+        return self._count
 
     def embed_text(self, text: str, wait: float | None = None) -> np.ndarray:
         """A query's unit vector, memoized (the same query is often asked page after page).
@@ -166,14 +223,37 @@ class SemanticProvider:
 
     # -- related papers -----------------------------------------------------------------------
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Up to ``k`` (id, cosine) nearest to a unit vector, best first."""
         self._refresh()
-        if self._index is None:
+        with self._lock:
+            exact, hnsw, delta = self._exact, self._hnsw, self._delta
+        if exact is not None:
+            return exact.search(vector, k)
+        if hnsw is None:
             return []
-        return self._index.search(vector, k)
+        if not delta:
+            return hnsw.search(vector, k)
+        # vectors changed since the build are in both: the graph's copy is stale, the delta's is not
+        found = [(rid, sim) for rid, sim in hnsw.search(vector, k + len(delta) if len(delta) < k else 2 * k)
+                 if rid not in delta]
+        found.extend(delta.search(vector, k))
+        found.sort(key=lambda pair: -pair[1])
+        return found[:k]
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Unit vectors (float32) of the given records that have one; reads only those rows."""
         self._refresh()
-        return {rid: self._matrix[self._pos[rid]].astype(np.float32) for rid in ids if rid in self._pos}
+        with self._lock:
+            exact, hnsw, delta = self._exact, self._hnsw, self._delta
+        if exact is not None:
+            return exact.vectors_for(ids)
+        if hnsw is None:
+            return {}
+        out = delta.vectors_for(ids) if delta else {}
+        rest = [rid for rid in ids if rid not in out]
+        if rest:
+            out.update(hnsw.vectors_for(rest))
+        return {rid: out[rid] for rid in ids if rid in out}
 
 
 _providers: dict[Path, SemanticProvider] = {}

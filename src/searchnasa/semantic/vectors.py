@@ -10,11 +10,15 @@ Two small SQLite files, both keyed so work is never repeated:
   fresh temporary home for every run; the cache makes the second run cost seconds, not an hour.
 
 Vectors are stored as float16 (768 bytes each): cosine error about 1e-4, half the disk of float32.
+Each row also carries the store version it was written at (``version``, indexed), so a saved HNSW
+index built at version V learns exactly which vectors are newer than itself
+(:meth:`VectorStore.load_since`) without reading the rest.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass
@@ -131,15 +135,30 @@ class VectorStore:
         self.conn = _connect(self.path)
         self.conn.executescript(
             """
-            CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, key TEXT NOT NULL, vec BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS vectors (id TEXT PRIMARY KEY, key TEXT NOT NULL, vec BLOB NOT NULL,
+                                                version INTEGER NOT NULL DEFAULT 0);
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
             """
         )
+        self._migrate()
         model = self.get_meta("model")
         if model is None:
             self.set_meta("model", MODEL_NAME)
         elif model != MODEL_NAME:
             raise StoreError(f"{self.path} holds {model} vectors, not {MODEL_NAME}: delete it and re-embed")
+        if self.get_meta("uid") is None:
+            self.set_meta("uid", uuid.uuid4().hex)
+
+    def _migrate(self) -> None:
+        """Stores written before vectors carried their version get the column (old rows: 0)."""
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(vectors)")}
+        if "version" not in columns:
+            try:
+                self.conn.execute("ALTER TABLE vectors ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+            except sqlite3.OperationalError as exc:  # another process (a serve worker) added it first
+                if "duplicate column" not in str(exc):
+                    raise
+        self.conn.execute("CREATE INDEX IF NOT EXISTS vectors_by_version ON vectors (version)")
 
     # -- meta ---------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -177,21 +196,41 @@ class VectorStore:
         """Changes whenever vectors change, so a loaded index knows when to reload."""
         return self.get_meta("version") or "0"
 
+    def uid(self) -> str:
+        """This store's identity: a saved vector index built from another store is not reused."""
+        return self.get_meta("uid") or ""
+
+    def count_since(self, version: str) -> int:
+        """How many vectors were written (new or changed) after ``version``."""
+        return self.conn.execute("SELECT COUNT(*) FROM vectors WHERE version > ?", (int(version),)).fetchone()[0]
+
+    def load_since(self, version: str) -> tuple[list[str], np.ndarray]:
+        """The vectors written after ``version`` (float32, id order): what a saved index lacks."""
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        for rid, blob in self.conn.execute("SELECT id, vec FROM vectors WHERE version > ? ORDER BY id",
+                                           (int(version),)):
+            ids.append(rid)
+            blobs.append(blob)
+        return ids, _from_blobs(blobs)
+
     # -- writes -------------------------------------------------------------------------------
     def put_many(self, rows: list[tuple[str, str, np.ndarray]], store_seq: int | None = None) -> None:
         """Write ``(id, key, vector)`` rows and, in the same transaction, the resume checkpoint."""
         with closing(self.conn.cursor()) as cur:
             cur.execute("BEGIN IMMEDIATE")
             try:
-                cur.executemany(
-                    "INSERT OR REPLACE INTO vectors (id, key, vec) VALUES (?, ?, ?)",
-                    [(rid, key, _to_blob(vec)) for rid, key, vec in rows],
-                )
+                if rows:
+                    # each row carries the version it was written at, so a saved vector index
+                    # (built at some version) finds exactly the vectors newer than itself
+                    version = int(self.get_meta("version") or 0) + 1
+                    cur.executemany(
+                        "INSERT OR REPLACE INTO vectors (id, key, vec, version) VALUES (?, ?, ?, ?)",
+                        [(rid, key, _to_blob(vec), version) for rid, key, vec in rows],
+                    )
+                    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)", (str(version),))
                 if store_seq is not None:
                     cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('store_seq', ?)", (str(store_seq),))
-                if rows:
-                    version = int(self.get_meta("version") or 0) + 1
-                    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)", (str(version),))
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")
