@@ -17,7 +17,6 @@ efficiency = cluster rate / (workers x 1-thread rate).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import sys
@@ -28,12 +27,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-import orjson  # noqa: E402
 
 from searchnasa.batch import batch_client, embed_distributed  # noqa: E402
 from searchnasa.batch.embed import _worker_embedder  # noqa: E402
 from searchnasa.importer import import_paths  # noqa: E402
-from searchnasa.sample import sample_path  # noqa: E402
+from searchnasa.sample import sample_lines_with_abstract  # noqa: E402
 from searchnasa.semantic.embedder import Embedder  # noqa: E402
 from searchnasa.semantic.vectors import VectorStore  # noqa: E402
 from searchnasa.store import open_store  # noqa: E402
@@ -48,14 +46,7 @@ def make_home(root: Path, name: str, src: Path) -> Path:
 
 
 def sample_subset(n: int, out: Path) -> Path:
-    lines = []
-    with gzip.open(sample_path(), "rb") as fh:
-        for line in fh:
-            if orjson.loads(line).get("abstract"):
-                lines.append(line)
-            if len(lines) == n:
-                break
-    out.write_bytes(b"".join(lines))
+    out.write_bytes(b"".join(sample_lines_with_abstract(n)))
     return out
 
 

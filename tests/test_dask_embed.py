@@ -11,7 +11,6 @@ must still be 1 within 1e-5.
 
 from __future__ import annotations
 
-import gzip
 import os
 import signal
 import sqlite3
@@ -21,7 +20,6 @@ from contextlib import closing
 from pathlib import Path
 
 import numpy as np
-import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -29,7 +27,7 @@ import searchnasa.cli  # noqa: F401  (registers every command on the app)
 import searchnasa.semantic.bundle as bundle
 from searchnasa.cli.app import app
 from searchnasa.importer import import_paths
-from searchnasa.sample import sample_path
+from searchnasa.sample import sample_lines_with_abstract
 from searchnasa.semantic.vectors import VectorStore
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
@@ -46,14 +44,7 @@ def _small_home(root: Path, name: str) -> Path:
     home.mkdir()
     src = root / "small.jsonl"
     if not src.exists():
-        lines = []
-        with gzip.open(sample_path(), "rb") as fh:
-            for line in fh:
-                if orjson.loads(line).get("abstract"):
-                    lines.append(line)
-                if len(lines) == N_RECORDS:
-                    break
-        src.write_bytes(b"".join(lines))
+        src.write_bytes(b"".join(sample_lines_with_abstract(N_RECORDS)))
     store = open_store(home)
     report = import_paths(store, [src], "records-jsonl")
     assert report.counts.new == N_RECORDS, report.summary()

@@ -7,7 +7,6 @@ exercised; every later test reuses that file.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import subprocess
@@ -23,7 +22,7 @@ import searchnasa.cli  # noqa: F401  (registers every command on the app)
 from searchnasa.cli.app import app
 from searchnasa.errors import BadInput
 from searchnasa.importer import import_paths
-from searchnasa.sample import sample_path
+from searchnasa.sample import sample_lines_with_abstract
 from searchnasa.semantic import onnx_export
 from searchnasa.semantic.embedder import (
     BACKEND_ENV,
@@ -43,15 +42,7 @@ N_TEXTS = 20
 
 
 def _sample_lines(n: int) -> list[bytes]:
-    """The first ``n`` real sample records that have an abstract, as JSON lines."""
-    lines: list[bytes] = []
-    with gzip.open(sample_path(), "rb") as fh:
-        for line in fh:
-            if orjson.loads(line).get("abstract"):
-                lines.append(line)
-            if len(lines) == n:
-                break
-    return lines
+    return sample_lines_with_abstract(n)
 
 
 @pytest.fixture(scope="module")

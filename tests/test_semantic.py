@@ -351,3 +351,36 @@ def test_an_index_from_another_vector_store_is_not_served(hnsw_home: Path, tmp_p
     other = _reloading(vdir)
     assert other.count() == 1200
     assert other.nearest(bundle.matrix[5], 1)[0][0] == bundle.ids[5]
+
+
+def test_embed_leaves_the_serving_index_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``searchnasa embed`` builds the HNSW index a server would otherwise build on its first query
+    (minutes at millions of vectors), and a rerun with nothing new reuses it."""
+    from typer.testing import CliRunner
+
+    import searchnasa.cli  # noqa: F401  (registers every command)
+    from searchnasa.cli.app import app
+    from searchnasa.semantic import ann
+
+    home = tmp_path / "home"
+    runner = CliRunner()
+    assert runner.invoke(app, ["load-sample", "--home", str(home)]).exit_code == 0
+    monkeypatch.setattr(ann, "EXACT_BELOW", 1000)  # the sample (6,514) counts as "large" here
+    first = runner.invoke(app, ["embed", "--no-cache", "--home", str(home)], catch_exceptions=False)
+    assert first.exit_code == 0, first.output
+    assert "HNSW index ready" in first.output
+    vdir = Settings().with_home(home).vectors_dir
+    built = sorted(p.name for p in vdir.glob("ann-*"))
+    assert len(built) == 1
+    index = HnswIndex.load(vdir)
+    assert index is not None and len(index) == VectorStore(vdir).count()
+    again = runner.invoke(app, ["embed", "--no-cache", "--home", str(home)], catch_exceptions=False)
+    assert again.exit_code == 0 and "HNSW index ready" in again.output
+    assert sorted(p.name for p in vdir.glob("ann-*")) == built  # reused, not rebuilt
+
+    fresh = tmp_path / "small"  # below the threshold nothing is built: exact search in RAM
+    monkeypatch.setattr(ann, "EXACT_BELOW", 50_000)
+    assert runner.invoke(app, ["load-sample", "--home", str(fresh)]).exit_code == 0
+    small = runner.invoke(app, ["embed", "--no-cache", "--home", str(fresh)], catch_exceptions=False)
+    assert "searched exactly" in small.output
+    assert not list(Settings().with_home(fresh).vectors_dir.glob("ann-*"))

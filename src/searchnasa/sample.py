@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import gzip
 from importlib.resources import files
 from pathlib import Path
 
 
 def sample_path() -> Path:
     return Path(str(files("searchnasa") / "data" / "sample.jsonl.gz"))
+
+
+def sample_lines_with_abstract(n: int) -> list[bytes]:
+    """The first ``n`` bundled records that have an abstract, as JSON lines (real text for tests
+    and benchmarks that need something to embed)."""
+    import orjson
+
+    lines: list[bytes] = []
+    with gzip.open(sample_path(), "rb") as fh:
+        for line in fh:
+            if len(lines) == n:
+                break
+            if orjson.loads(line).get("abstract"):
+                lines.append(line)
+    return lines

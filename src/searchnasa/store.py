@@ -262,21 +262,12 @@ class Store:
 
     def iter_records(self, since_seq: int = 0, batch_size: int = 2000) -> Iterator[tuple[int, Record]]:
         """Stream ``(seq, record)`` in seq order, in pages, never holding the whole store."""
-        last = since_seq
-        while True:
-            with self._guard():
-                rows = self.conn.execute(
-                    "SELECT seq, record FROM records WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch_size)
-                ).fetchall()
-            if not rows:
-                return
-            for seq, blob in rows:
-                yield seq, Record.from_json(blob)
-            last = rows[-1][0]
+        for seq, blob in self.iter_json_since(since_seq, batch_size):
+            yield seq, Record.from_json(blob)
 
     def iter_json_since(self, since_seq: int = 0, batch_size: int = 2000) -> Iterator[tuple[int, bytes]]:
-        """Stream ``(seq, stored record JSON)`` in seq order: the indexer's input, which needs no
-        re-validation (every stored record was validated on the way in)."""
+        """Stream ``(seq, stored record JSON)`` in seq order, a page at a time: the indexer's input,
+        which needs no re-validation (every stored record was validated on the way in)."""
         last = since_seq
         while True:
             with self._guard():
@@ -290,17 +281,8 @@ class Store:
 
     def iter_json(self, batch_size: int = 5000) -> Iterator[bytes]:
         """Stream the stored record JSON as-is (the export path needs no re-validation)."""
-        last = 0
-        while True:
-            with self._guard():
-                rows = self.conn.execute(
-                    "SELECT seq, record FROM records WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch_size)
-                ).fetchall()
-            if not rows:
-                return
-            for _, blob in rows:
-                yield blob
-            last = rows[-1][0]
+        for _, blob in self.iter_json_since(0, batch_size):
+            yield blob
 
     def iter_raw(self, batch_size: int = 2000) -> Iterator[tuple[str, str, Any]]:
         """Stream ``(id, raw_format, raw_payload)`` for re-normalization.

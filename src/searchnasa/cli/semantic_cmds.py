@@ -78,6 +78,11 @@ def embed(
     store.close()
     console.print(f"{report.summary()}; {count:,} vectors stored "
                   f"({time.perf_counter() - started:.1f}s)", highlight=False)
+    if count:
+        from ..semantic.provider import prepare_serving_index
+
+        with console.status("preparing the vector index for serving"):
+            console.print(f"search index: {prepare_serving_index(settings.vectors_dir)}", highlight=False)
 
 
 def _restart_if_other_backend(store: object, vstore: object, chosen: str, probe: int = 64) -> None:
