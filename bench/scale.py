@@ -51,6 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from memcap import CapUnavailable, MemoryCap, evict  # noqa: E402
+
 PY = sys.executable
 CLI = str(Path(sys.executable).with_name("searchnasa"))
 SYNTHETIC_NOISE = 0.032  # per-dimension sigma: cosine to the real vector it came from about 0.85
@@ -94,9 +96,19 @@ class TreeRss:
         return self.peak
 
 
-def run_stage(name: str, argv: list[str], log_dir: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run one stage to completion; wall time, peak RSS, exit status, its log file."""
+def in_cap(argv: list[str], cap: MemoryCap | None) -> list[str]:
+    """``argv`` started inside ``cap``'s memory cgroup (the shell joins it, then becomes the command)."""
+    if cap is None:
+        return argv
+    return ["sh", "-c", f'echo $$ > "{cap.path / "cgroup.procs"}" && exec "$@"', "sh", *argv]
+
+
+def run_stage(name: str, argv: list[str], log_dir: Path, env: dict[str, str] | None = None,
+              cap: MemoryCap | None = None) -> dict[str, Any]:
+    """Run one stage to completion; wall time, peak RSS, exit status, its log file (and, under a
+    memory cap, the cgroup's peak usage and limit hits)."""
     log_path = log_dir / f"{name}.log"
+    argv = in_cap(argv, cap)
     print(f"[{time.strftime('%H:%M:%S')}] {name}: {' '.join(argv)}", file=sys.stderr, flush=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -113,6 +125,8 @@ def run_stage(name: str, argv: list[str], log_dir: Path, env: dict[str, str] | N
               "log": str(log_path)}
     if after.ru_maxrss > before.ru_maxrss:  # the largest child so far: exact when it is this stage's
         result["ru_maxrss_mb"] = round(after.ru_maxrss / 1024)
+    if cap is not None:
+        result["memory_cap"] = cap.report()
     print(f"[{time.strftime('%H:%M:%S')}] {name}: {result}", file=sys.stderr, flush=True)
     if rc != 0:
         tail = log_path.read_text(errors="replace")[-3000:]
@@ -351,15 +365,16 @@ async def _load(base: str, params: list[dict[str, Any]], clients: int, seconds: 
             "qps": round(len(times) / elapsed, 1), "latency_ms": pct(times)}
 
 
-def stage_http(home: Path, log_dir: Path, seconds: float, workers: int) -> dict[str, Any]:
+def stage_http(home: Path, log_dir: Path, seconds: float, workers: int,
+               cap: MemoryCap | None = None) -> dict[str, Any]:
     import httpx
 
     from search_latency import query_set
 
     port = _free_port()
     log = open(log_dir / "serve.log", "wb")
-    server = subprocess.Popen([CLI, "serve", "--workers", str(workers), "--port", str(port),
-                               "--log-level", "warning", "--home", str(home)],
+    server = subprocess.Popen(in_cap([CLI, "serve", "--workers", str(workers), "--port", str(port),
+                                      "--log-level", "warning", "--home", str(home)], cap),
                               stdout=log, stderr=subprocess.STDOUT,
                               env={**os.environ, "SEARCHNASA_FACET_CACHE": "0"})  # cold searches
     sampler = TreeRss(server.pid)
@@ -400,7 +415,8 @@ def stage_http(home: Path, log_dir: Path, seconds: float, workers: int) -> dict[
         log.close()
     return {"workers": workers, "api_search_ms_1_client": pct(sequential),
             "api_search_hybrid_ms_1_client": pct(hybrid), "concurrent": concurrent,
-            "server_peak_rss_mb_all_processes": round(sampler.stop() / 2**20)}
+            "server_peak_rss_mb_all_processes": round(sampler.stop() / 2**20),
+            **({"memory_cap": cap.report()} if cap is not None else {})}
 
 
 # -- the driver ------------------------------------------------------------------------------------
@@ -454,6 +470,60 @@ def table(r: dict[str, Any]) -> str:
     return "| measure | value |\n| --- | ---: |\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
 
+def serving(result: dict[str, Any], home: Path, out: Path, args: argparse.Namespace) -> None:
+    """The search and http stages (each under its own memory cap when one is asked for), and the
+    home's sizes on disk, into ``result``."""
+    me = [PY, str(Path(__file__).resolve())]
+    search_json = out / "search.json"
+    limit = int(args.memory_limit_gib * 2**30) if args.memory_limit_gib else None
+    caps: list[MemoryCap] = []
+
+    def new_cap(name: str) -> MemoryCap | None:
+        if limit is None:
+            return None
+        try:
+            cap = MemoryCap(name, limit)
+        except CapUnavailable as exc:
+            raise SystemExit(f"--memory-limit-gib: {exc}") from exc
+        dropped = evict(home / "index", home / "vectors")
+        print(f"[{time.strftime('%H:%M:%S')}] {name}: memory cap {limit / 2**30:g} GiB; "
+              f"{dropped / 2**20:,.0f} MB of index/vector files dropped from the page cache",
+              file=sys.stderr, flush=True)
+        caps.append(cap)
+        return cap
+
+    try:
+        result["stages"]["search"] = run_stage(
+            "search", [*me, "--stage", "search", "--home", str(home), "--out", str(search_json),
+                       "--rounds", str(args.rounds)], out, cap=new_cap("search"))
+        result["search"] = json.loads(search_json.read_text())
+        result["disk_mb"] = {"store": du_mb(home / "store.sqlite3"), "index": du_mb(home / "index"),
+                             "vectors_sqlite": du_mb(home / "vectors" / "vectors.sqlite3"),
+                             "hnsw": sum(du_mb(p) for p in (home / "vectors").glob("ann-*"))}
+        print(f"[{time.strftime('%H:%M:%S')}] http: serve --workers {args.serve_workers}",
+              file=sys.stderr, flush=True)
+        result["http"] = stage_http(home, out, args.http_seconds, args.serve_workers, cap=new_cap("http"))
+    finally:
+        for cap in caps:
+            cap.close()
+
+
+def serve_only(args: argparse.Namespace) -> None:
+    """``--serve-only``: measure serving on a home an earlier ``--keep`` run left (no rebuild)."""
+    if args.home is None or not (args.home / "index").is_dir():
+        raise SystemExit("--serve-only needs --home HOME with an index (a home kept by --keep)")
+    out = args.out or args.home.parent
+    out.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {"home": str(args.home), "date": time.strftime("%Y-%m-%d %H:%M"),
+                              "cpus": os.cpu_count(), "load_average_start": os.getloadavg(), "stages": {},
+                              "memory_limit_gib": args.memory_limit_gib}
+    serving(result, args.home, out, args)
+    result["load_average_end"] = os.getloadavg()
+    name = f"serve-{args.memory_limit_gib:g}gib.json" if args.memory_limit_gib else "serve.json"
+    (out / name).write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=1_000_000)
@@ -467,8 +537,13 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the home (store, index, vectors)")
     parser.add_argument("--pipelined", action="store_true",
                         help="import and index in one stage (`searchnasa import --index`)")
+    parser.add_argument("--memory-limit-gib", type=float,
+                        help="run the search and http stages under this hard memory limit (a memory "
+                             "cgroup: needs root); their files are dropped from the page cache first")
+    parser.add_argument("--serve-only", action="store_true",
+                        help="only the search and http stages, on the existing home given by --home")
     parser.add_argument("--stage", help=argparse.SUPPRESS)
-    parser.add_argument("--home", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--home", type=Path, help="the home to reuse with --serve-only")
     args = parser.parse_args()
 
     if args.stage == "vectors":
@@ -477,6 +552,9 @@ def main() -> None:
         return stage_ann(args.home)
     if args.stage == "search":
         return stage_search(args.home, args.out, args.rounds)
+
+    if args.serve_only:
+        return serve_only(args)
 
     n = args.records
     label = f"{n // 1_000_000}m" if n % 1_000_000 == 0 else (f"{n // 1000}k" if n % 1000 == 0 else str(n))
@@ -505,15 +583,7 @@ def main() -> None:
     stages["vectors"] = run_stage("vectors", [*me, "--stage", "vectors", "--home", str(home),
                                               "--seed", str(args.seed)], out)
     stages["ann"] = run_stage("ann", [*me, "--stage", "ann", "--home", str(home)], out)
-    search_json = out / "search.json"
-    stages["search"] = run_stage("search", [*me, "--stage", "search", "--home", str(home), "--out",
-                                            str(search_json), "--rounds", str(args.rounds)], out)
-    result["search"] = json.loads(search_json.read_text())
-    result["disk_mb"] = {"store": du_mb(home / "store.sqlite3"), "index": du_mb(home / "index"),
-                         "vectors_sqlite": du_mb(home / "vectors" / "vectors.sqlite3"),
-                         "hnsw": sum(du_mb(p) for p in (home / "vectors").glob("ann-*"))}
-    print(f"[{time.strftime('%H:%M:%S')}] http: serve --workers {args.serve_workers}", file=sys.stderr, flush=True)
-    result["http"] = stage_http(home, out, args.http_seconds, args.serve_workers)
+    serving(result, home, out, args)
     result["load_average_end"] = os.getloadavg()
     for name in ("vectors", "ann"):
         lines = Path(stages[name]["log"]).read_text().strip().splitlines()

@@ -114,7 +114,9 @@ def query_set(seed: int = 7, n: int = 200) -> list[dict[str, Any]]:
     bigrams: collections.Counter[tuple[str, str]] = collections.Counter()
     for rec in sample:
         words = [w.lower() for w in _WORD.findall(f"{rec['title']} {rec.get('abstract') or ''}")]
-        df.update(set(w for w in words if w not in STOP))
+        # dict.fromkeys, not set(): ties in most_common keep insertion order, and a set's order
+        # changes with each process's string hash seed, which made the set differ between runs
+        df.update(dict.fromkeys((w for w in words if w not in STOP), 1))
         bigrams.update((a, b) for a, b in zip(words, words[1:]) if a not in STOP and b not in STOP)
     common = [w for w, _ in df.most_common(300)]
     middle = [w for w, _ in df.most_common(3000)[300:]]

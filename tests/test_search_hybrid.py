@@ -84,6 +84,29 @@ def test_hybrid_adds_semantic_candidates_and_counts_the_union(settings, records)
     assert resp.results[0].id in inside + [lex_ids[0]]
 
 
+@pytest.mark.parametrize("q", ["propeller noise", "propeller"])
+@pytest.mark.parametrize("filters", [{}, {"year_from": 1900}, {"source": "ntrs"}])
+@pytest.mark.parametrize("exact_max", [None, 20])
+def test_hybrid_total_is_the_union_on_every_page(settings, records, monkeypatch, q: str, filters: dict,
+                                                 exact_max: int | None) -> None:
+    """Above the facets' exact threshold (``exact_max`` 20 puts the sample there) a page inside
+    the fused head does not count the union itself when the source facet counts it exactly (no
+    source filter); the total must be the same either way, and on every page."""
+    if exact_max is not None:
+        import searchnasa.search.service as svc
+
+        monkeypatch.setattr(svc, "FACET_EXACT_MAX", exact_max)
+    lex_ids = set(all_ids(SearchService(settings), q, mode="lexical", **filters))
+    outside = [rid for rid, r in records.items() if rid not in lex_ids and r.source == "ntrs"][:6]
+    service = SearchService(settings, semantic=FixedCandidates(outside + sorted(lex_ids)[:2]))
+    every = all_ids(service, q, mode="hybrid", **filters)
+    assert len(every) == len(set(every)) and set(every) == lex_ids | set(outside)
+    for page in (1, 2):
+        resp = service.search(SearchRequest(q=q, mode="hybrid", per_page=4, page=page, **filters))
+        assert resp.mode == "hybrid" and len(resp.results) == 4
+        assert resp.total == len(every)
+
+
 def test_semantic_candidates_must_match_phrases_exclusions_fields_and_filters(settings, records) -> None:
     phrase_hits = set(all_ids(SearchService(settings), 'flow "wind tunnel"', mode="lexical"))
     with_phrase = [rid for rid, r in records.items()

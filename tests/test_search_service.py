@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from searchnasa.errors import NotFound
 from searchnasa.index.schema import plain_tokens, stem_tokens
 from searchnasa.records import Record
+from searchnasa.search.lexical import compile_node
 from searchnasa.search.models import SearchRequest
+from searchnasa.search.query import parse
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
@@ -72,6 +74,39 @@ def test_every_word_is_required(service, records) -> None:
     assert ids
     for rid in ids:
         assert contains_word(records[rid], "supersonic") and contains_word(records[rid], "nozzle")
+
+
+@pytest.mark.parametrize("word", ["flow", "reactor", "propeller", "tunnels"])
+@pytest.mark.parametrize("sort", ["relevance", "newest"])
+@pytest.mark.parametrize("exact_max", [None, 20])
+def test_a_lone_word_is_ranked_without_a_count_and_still_counted_exactly(
+        service, records, monkeypatch, word: str, sort: str, exact_max: int | None) -> None:
+    """A search that is one bare word with more matches than the facets count exactly is ranked
+    by a form Tantivy can skip through (no count in the same pass); its total comes from the
+    facets' exact source pass, its order and scores are those of the required-word query every
+    other search uses. ``exact_max`` 20 puts the sample's words on that path."""
+    if exact_max is not None:
+        import searchnasa.search.service as svc
+
+        monkeypatch.setattr(svc, "FACET_EXACT_MAX", exact_max)
+        service.clear_caches()
+    expected = {rid for rid, rec in records.items() if contains_word(rec, word)}
+    assert len(expected) > 30
+    first = run(service, word, per_page=10, sort=sort)
+    assert first.total == len(expected) == sum(b.count for b in first.facets["source"])
+    every = all_ids(service, word, sort=sort)
+    assert len(every) == len(set(every)) and set(every) == expected
+    if sort != "relevance":
+        return
+    searcher, schema = service.reader.searcher(), service.reader.index.schema
+    required = searcher.search(compile_node(schema, parse(word).tree), limit=40, count=True)
+    assert required.count == len(expected)
+    page = run(service, word, per_page=40).results
+    assert [round(h.score, 4) for h in page] == [round(float(s), 4) for s, _ in required.hits]
+    assert [h.id for h in page] == [searcher.doc(a).get_first("id") for _, a in required.hits]
+    # with a filter the page counts itself, and agrees
+    osti = {rid for rid in expected if records[rid].source == "osti"}
+    assert run(service, word, source="osti", per_page=5).total == len(osti)
 
 
 def test_title_match_ranks_above_abstract_match(service, records) -> None:

@@ -94,6 +94,31 @@ def _all_fields(schema: tantivy.Schema, field: str, title_field: str, tokens: li
     ])
 
 
+def lone_word(node: Node) -> str | None:
+    """The one analyzed token of a search that is a single bare word; None for anything else."""
+    if not isinstance(node, Term) or node.field is not None or EXACT_WEIGHT > 0:
+        return None
+    tokens = STEM_ANALYZER.analyze(node.text)
+    return tokens[0] if len(tokens) == 1 else None
+
+
+def lone_word_query(schema: tantivy.Schema, token: str) -> tantivy.Query:
+    """A search that is one bare word (``lone_word``), in the form Tantivy can rank without
+    visiting every match.
+
+    ``term_query`` requires the word on ``all`` and adds the title score as an optional clause.
+    Since ``all`` holds the title (same analyzer), ``Should(all) + Should(title)`` matches the same
+    records with the same scores, and a query made only of optional term clauses lets Tantivy's
+    top-k collector skip blocks that cannot reach the page (block-max WAND) when it is not also
+    counting: about half the page time for a common word (bench/README.md, "Cost of our layers").
+    Only the top level of a search gains from it, so the caller decides when to use it.
+    """
+    return Q.boolean_query([
+        (Occur.Should, Q.term_query(schema, "all", token)),
+        (Occur.Should, Q.boost_query(Q.term_query(schema, "title", token), TITLE_BOOST)),
+    ])
+
+
 def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
     """A word (stemmed) anywhere, title matches boosted; fielded words on their fields only.
     A word the analyzer splits (``X-15``) is matched as a phrase of its parts."""

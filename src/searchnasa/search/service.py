@@ -37,7 +37,7 @@ from ..store import Store, open_store
 from . import fusion
 from .budget import CUT_NOTICE, fit_to_budget
 from .identifiers import IdentifierGuess, recognize
-from .lexical import compile_node, filter_queries, with_filters
+from .lexical import compile_node, filter_queries, lone_word, lone_word_query, with_filters
 from .models import FacetBucket, SearchHit, SearchRequest, SearchResponse
 from .query import IdSet, Node, has_loose, parse, positive_texts, strict_part
 from .semantic_api import SemanticProvider
@@ -225,7 +225,16 @@ class SearchService:
                 notices.append(CUT_NOTICE)
 
         filters = self._filters(schema, req)
+        # A lone bare word with no filter and more matches than the facets count exactly is
+        # ranked without counting (block-max WAND skips what cannot reach the page): the facets
+        # count its matches by source in an exact pass of their own anyway (see ``_facets``).
+        word = lone_word(tree) if not filters else None
+        word_matches = searcher.doc_freq("all", word) if word is not None else 0
+        uncounted = word is not None and word_matches > FACET_EXACT_MAX
         main = compile_node(schema, tree)
+        # the skipping form ranks; the required form stays for counting and facets, where every
+        # match is visited and a required clause is cheaper than a union
+        ranking = lone_word_query(schema, word) if uncounted else None  # type: ignore[arg-type]
         all_filters = list(filters.values())
 
         mode, admitted, sims, sem_text = self._semantic_candidates(req, tree, searcher, schema, notices)
@@ -239,15 +248,23 @@ class SearchService:
             base = main
         offset = (req.page - 1) * req.per_page
 
+        # A total of None means "not counted by the page": the facets' exact source pass has it.
+        total: int | None
+        lexical_matches = -1
         if req.sort != "relevance" or mode == "lexical" or not admitted:
-            total, ranked = self._lexical_page(searcher, with_filters(base, all_filters), req.sort,
-                                               offset, req.per_page)
+            page_query = ranking if ranking is not None and base is main else base
+            total, ranked = self._lexical_page(searcher, with_filters(page_query, all_filters), req.sort,
+                                               offset, req.per_page, count=page_query is base)
         else:
             total, ranked, lexical_matches = self._fused_page(
                 searcher, schema, main, admitted, all_filters, mode, offset, req.per_page,
-                sims=sims, text=sem_text)
-            if mode == "hybrid" and lexical_matches == 0 and total:
-                notices.append(NO_WORD_MATCH)
+                sims=sims, text=sem_text, may_skip_count="source" not in filters,
+                ranking=ranking, lexical_estimate=word_matches if ranking is not None else None)
+        facets, estimated = self._cached_facets(snapshot, searcher, schema, base, filters, total)
+        if total is None:
+            total = sum(b.count for b in facets["source"])
+        if mode == "hybrid" and lexical_matches == 0 and total:
+            notices.append(NO_WORD_MATCH)
         if mode == "hybrid" and not admitted:
             mode = "lexical"
 
@@ -256,7 +273,6 @@ class SearchService:
         if redirect_id is not None and not any(h.id == redirect_id for h in results):
             redirect_id = None  # filtered out: do not send the user to a record the filters hide
         interpreted_text = f"Read as: {interpreted}"
-        facets, estimated = self._cached_facets(snapshot, searcher, schema, base, filters, total)
         return SearchResponse(
             query=req.q, interpreted=interpreted_text, notices=notices, total=total,
             total_is_lower_bound=lower_bound, page=req.page, per_page=req.per_page, mode=mode,
@@ -282,18 +298,19 @@ class SearchService:
 
     @staticmethod
     def _lexical_page(searcher: tantivy.Searcher, query: tantivy.Query, sort: str, offset: int,
-                      limit: int) -> tuple[int, list[_Ranked]]:
-        """One page in relevance or date order; ties break by position (relevance) or id hash."""
+                      limit: int, count: bool = True) -> tuple[int | None, list[_Ranked]]:
+        """One page in relevance or date order; ties break by position (relevance) or id hash.
+        The total is None when ``count`` is off (the caller counts elsewhere)."""
         if sort == "newest":
-            result = searcher.search(query, limit=limit, offset=offset, count=True,
+            result = searcher.search(query, limit=limit, offset=offset, count=count,
                                      order_by_field="newest_key", order=tantivy.Order.Desc)
         elif sort == "oldest":
-            result = searcher.search(query, limit=limit, offset=offset, count=True,
+            result = searcher.search(query, limit=limit, offset=offset, count=count,
                                      order_by_field="oldest_key", order=tantivy.Order.Asc)
         else:
-            result = searcher.search(query, limit=limit, offset=offset, count=True)
+            result = searcher.search(query, limit=limit, offset=offset, count=count)
         ranked = [_Ranked(addr, float(score) if sort == "relevance" else 0.0) for score, addr in result.hits]
-        return int(result.count or 0), ranked
+        return (int(result.count or 0) if count else None), ranked
 
     def _semantic_candidates(self, req: SearchRequest, tree: Node, searcher: tantivy.Searcher,
                              schema: tantivy.Schema, notices: list[str],
@@ -343,9 +360,18 @@ class SearchService:
     def _fused_page(self, searcher: tantivy.Searcher, schema: tantivy.Schema, main: tantivy.Query,
                     admitted: list[str], filters: list[tantivy.Query], mode: str, offset: int,
                     limit: int, sims: dict[str, float] | None = None, text: str = "",
-                    ) -> tuple[int, list[_Ranked], int]:
+                    may_skip_count: bool = False, ranking: tantivy.Query | None = None,
+                    lexical_estimate: int | None = None) -> tuple[int | None, list[_Ranked], int]:
         """Relevance order over lexical ∪ semantic: fused head, then the lexical tail.
-        Returns (total, page, number of lexical matches)."""
+        Returns (total, page, lexical matches: 0 when no record contains the words).
+
+        The union is counted here unless ``may_skip_count`` (no source filter: the facets' exact
+        source pass counts the same set) and it is larger than the facets count in one pass
+        (they then run that source pass anyway), and the page lies inside the fused head (the
+        lexical tail needs the total); the total is then None. ``ranking`` is an equivalent
+        form of ``main`` for the lexical top list that Tantivy can skip through when not counting,
+        given with ``lexical_estimate``, the lexical match count the caller knows (a lone word's
+        document frequency)."""
         sem_query = with_filters(Q.term_set_query(schema, "id", admitted), filters)
         sem_hits = searcher.search(sem_query, limit=len(admitted), count=False).hits
         sem_keys = searcher.fast_field_values("key", [a for _, a in sem_hits])
@@ -357,7 +383,9 @@ class SearchService:
             return len(sem_rank), [_Ranked(addr_of[k], 0.0) for k in window], 0
 
         lex_query = with_filters(main, filters)
-        lex = searcher.search(lex_query, limit=FUSION_DEPTH, count=True)
+        lex = searcher.search(with_filters(ranking, filters) if ranking is not None else lex_query,
+                              limit=FUSION_DEPTH, count=lexical_estimate is None)
+        lexical_matches = int(lex.count or 0) if lexical_estimate is None else lexical_estimate
         lex_keys = searcher.fast_field_values("key", [a for _, a in lex.hits])
         for k, (_, a) in zip(lex_keys, lex.hits):
             addr_of.setdefault(k, a)
@@ -373,9 +401,11 @@ class SearchService:
         union = Q.boolean_query([
             (Occur.Should, main),
             (Occur.Should, Q.const_score_query(Q.term_set_query(schema, "id", admitted), 0.0))])
-        total = searcher.search(with_filters(union, filters), limit=1, count=True).count or 0
         page: list[_Ranked] = [_Ranked(addr_of[int(k)], score) for k, score in fused[offset:offset + limit]]
-        if len(page) < limit and offset + len(page) < total:
+        total: int | None = None
+        if not may_skip_count or lexical_matches <= FACET_EXACT_MAX or len(page) < limit:
+            total = int(searcher.search(with_filters(union, filters), limit=1, count=True).count or 0)
+        if total is not None and len(page) < limit and offset + len(page) < total:
             # past the fused head: continue in lexical order, skipping what the head already showed
             shown = [int(k) for k, _ in fused]
             skip = max(0, offset - len(fused))
@@ -386,7 +416,7 @@ class SearchService:
                                               (Occur.MustNot, Q.term_set_query(schema, "id", head_ids))])
             tail = searcher.search(tail_query, limit=limit - len(page), offset=skip, count=False)
             page.extend(_Ranked(a, float(s)) for s, a in tail.hits)
-        return int(total), page, int(lex.count or 0)
+        return total, page, lexical_matches if lex.hits else 0
 
     @staticmethod
     def _weighted(searcher: tantivy.Searcher, lex_keys: list[int], lex_hits: list[Any], sem_rank: list[int],
@@ -416,7 +446,7 @@ class SearchService:
 
     def _cached_facets(self, snapshot: tuple[Any, ...] | None, searcher: tantivy.Searcher,
                        schema: tantivy.Schema, base: tantivy.Query, filters: dict[str, tantivy.Query],
-                       total: int) -> tuple[dict[str, list[FacetBucket]], list[str]]:
+                       total: int | None) -> tuple[dict[str, list[FacetBucket]], list[str]]:
         """:meth:`_facets`, remembered per snapshot, query and filters (the page and the sort do
         not change facet counts). The thresholds are part of the key: they decide exact vs
         estimated counts."""
