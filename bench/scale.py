@@ -3,6 +3,12 @@
     .venv/bin/python bench/scale.py                       # 1,000,000 records
     .venv/bin/python bench/scale.py --records 4000000     # the full-collection size
     .venv/bin/python bench/scale.py --records 20000 --out bench/out/scale-20k   # a quick check
+    .venv/bin/python bench/scale.py --records 4000000 --keep                     # keep the home, then:
+    .venv/bin/python bench/scale.py --serve-only --home bench/out/scale-4m/home --memory-limit-gib 4 [--lexical-only]
+
+``--memory-limit-gib`` runs the search and http stages inside a memory cgroup with that hard limit
+(root only; ``bench/memcap.py``), which says how much RAM serving *needs* rather than how much
+page cache it *keeps* on a machine with memory to spare.
 
 Everything it makes is SYNTHETIC and labelled so: the corpus comes from ``bench/make_corpus.py``
 (titles start with ``[SYNTHETIC]``, ids ``ntrs:synthetic-*`` / ``osti:synthetic-*``), and the
@@ -242,8 +248,9 @@ def stage_ann(home: Path) -> None:
 
 # -- stage: search function ------------------------------------------------------------------------
 
-def stage_search(home: Path, out: Path, rounds: int) -> None:
-    """One process serving lexical + vector search, as a web worker does."""
+def stage_search(home: Path, out: Path, rounds: int, lexical_only: bool = False) -> None:
+    """One process serving lexical + vector search, as a web worker does (``lexical_only``: no
+    vectors opened, no hybrid timings)."""
     import tantivy
 
     from search_latency import query_set, time_function
@@ -253,9 +260,9 @@ def stage_search(home: Path, out: Path, rounds: int) -> None:
     from searchnasa.settings import Settings
 
     settings = Settings().with_home(home)
-    provider = open_provider(settings)
+    provider = None if lexical_only else open_provider(settings)
     started = time.perf_counter()
-    vectors = provider.count()  # loads the vectors and the saved HNSW index
+    vectors = provider.count() if provider is not None else 0  # loads the saved HNSW index
     load_s = time.perf_counter() - started
     service = SearchService(settings, semantic=provider)
     queries = query_set()
@@ -287,9 +294,9 @@ def stage_search(home: Path, out: Path, rounds: int) -> None:
     # Hybrid: the query embedded by the model, nearest vectors from the HNSW index, fused.
     hybrid_ms: list[float] = []
     reqs = [SearchRequest(mode="hybrid", **{k: v for k, v in q.items() if k != "kind"}) for q in queries]
-    for req in reqs:
+    for req in reqs if provider is not None else []:
         service.search(req)  # warm: embeds each query once (the provider memoizes query vectors)
-    for req in reqs:
+    for req in reqs if provider is not None else []:
         service.clear_caches()  # cold facets, like the lexical timings (search_latency.time_function)
         t0 = time.perf_counter()
         resp = service.search(req)
@@ -306,7 +313,7 @@ def stage_search(home: Path, out: Path, rounds: int) -> None:
         "ours_on_same_queries_ms": pct(ours_ms),
         "ratio_p50": round(pct(ours_ms)["p50"] / max(pct(raw_ms)["p50"], 1e-6), 2),
         "ratio_p95": round(pct(ours_ms)["p95"] / max(pct(raw_ms)["p95"], 1e-6), 2),
-        "hybrid_ms": pct(hybrid_ms), "hybrid_mode_seen": sorted(modes),
+        "hybrid_ms": pct(hybrid_ms) if hybrid_ms else None, "hybrid_mode_seen": sorted(modes),
         "median_total_hits": int(statistics.median(totals)),
         "rss_mb_after_lexical": round(rss_lexical), "peak_rss_mb": round(rss),
         "rss_mb_now": round(psutil.Process().memory_info().rss / 2**20),
@@ -366,7 +373,7 @@ async def _load(base: str, params: list[dict[str, Any]], clients: int, seconds: 
 
 
 def stage_http(home: Path, log_dir: Path, seconds: float, workers: int,
-               cap: MemoryCap | None = None) -> dict[str, Any]:
+               cap: MemoryCap | None = None, lexical_only: bool = False) -> dict[str, Any]:
     import httpx
 
     from search_latency import query_set
@@ -398,9 +405,9 @@ def stage_http(home: Path, log_dir: Path, seconds: float, workers: int,
                 client.get("/api/search", params=p).raise_for_status()
                 sequential.append((time.perf_counter() - t0) * 1000)
             hybrid: list[float] = []
-            for p in params:
+            for p in params if not lexical_only else []:
                 client.get("/api/search", params={**p, "mode": "hybrid"}).raise_for_status()
-            for p in params:
+            for p in params if not lexical_only else []:
                 t0 = time.perf_counter()
                 client.get("/api/search", params={**p, "mode": "hybrid"}).raise_for_status()
                 hybrid.append((time.perf_counter() - t0) * 1000)
@@ -414,7 +421,7 @@ def stage_http(home: Path, log_dir: Path, seconds: float, workers: int,
             server.wait()
         log.close()
     return {"workers": workers, "api_search_ms_1_client": pct(sequential),
-            "api_search_hybrid_ms_1_client": pct(hybrid), "concurrent": concurrent,
+            "api_search_hybrid_ms_1_client": pct(hybrid) if hybrid else None, "concurrent": concurrent,
             "server_peak_rss_mb_all_processes": round(sampler.stop() / 2**20),
             **({"memory_cap": cap.report()} if cap is not None else {})}
 
@@ -474,7 +481,8 @@ def serving(result: dict[str, Any], home: Path, out: Path, args: argparse.Namesp
     """The search and http stages (each under its own memory cap when one is asked for), and the
     home's sizes on disk, into ``result``."""
     me = [PY, str(Path(__file__).resolve())]
-    search_json = out / "search.json"
+    search_json = out / (f"search{'-lexical' if args.lexical_only else ''}"
+                         f"{f'-{args.memory_limit_gib:g}gib' if args.memory_limit_gib else ''}.json")
     limit = int(args.memory_limit_gib * 2**30) if args.memory_limit_gib else None
     caps: list[MemoryCap] = []
 
@@ -495,14 +503,16 @@ def serving(result: dict[str, Any], home: Path, out: Path, args: argparse.Namesp
     try:
         result["stages"]["search"] = run_stage(
             "search", [*me, "--stage", "search", "--home", str(home), "--out", str(search_json),
-                       "--rounds", str(args.rounds)], out, cap=new_cap("search"))
+                       "--rounds", str(args.rounds), *(["--lexical-only"] if args.lexical_only else [])],
+            out, cap=new_cap("search"))
         result["search"] = json.loads(search_json.read_text())
         result["disk_mb"] = {"store": du_mb(home / "store.sqlite3"), "index": du_mb(home / "index"),
                              "vectors_sqlite": du_mb(home / "vectors" / "vectors.sqlite3"),
                              "hnsw": sum(du_mb(p) for p in (home / "vectors").glob("ann-*"))}
         print(f"[{time.strftime('%H:%M:%S')}] http: serve --workers {args.serve_workers}",
               file=sys.stderr, flush=True)
-        result["http"] = stage_http(home, out, args.http_seconds, args.serve_workers, cap=new_cap("http"))
+        result["http"] = stage_http(home, out, args.http_seconds, args.serve_workers, cap=new_cap("http"),
+                                    lexical_only=args.lexical_only)
     finally:
         for cap in caps:
             cap.close()
@@ -519,7 +529,8 @@ def serve_only(args: argparse.Namespace) -> None:
                               "memory_limit_gib": args.memory_limit_gib}
     serving(result, args.home, out, args)
     result["load_average_end"] = os.getloadavg()
-    name = f"serve-{args.memory_limit_gib:g}gib.json" if args.memory_limit_gib else "serve.json"
+    name = (f"serve{'-lexical' if args.lexical_only else ''}"
+            f"{f'-{args.memory_limit_gib:g}gib' if args.memory_limit_gib else ''}.json")
     (out / name).write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
 
@@ -540,6 +551,8 @@ def main() -> None:
     parser.add_argument("--memory-limit-gib", type=float,
                         help="run the search and http stages under this hard memory limit (a memory "
                              "cgroup: needs root); their files are dropped from the page cache first")
+    parser.add_argument("--lexical-only", action="store_true",
+                        help="search and http stages without vector search (no HNSW opened, no hybrid timings)")
     parser.add_argument("--serve-only", action="store_true",
                         help="only the search and http stages, on the existing home given by --home")
     parser.add_argument("--stage", help=argparse.SUPPRESS)
@@ -551,7 +564,7 @@ def main() -> None:
     if args.stage == "ann":
         return stage_ann(args.home)
     if args.stage == "search":
-        return stage_search(args.home, args.out, args.rounds)
+        return stage_search(args.home, args.out, args.rounds, args.lexical_only)
 
     if args.serve_only:
         return serve_only(args)
