@@ -71,6 +71,33 @@ def test_hnsw_recall_against_exact_on_real_embeddings(bundle) -> None:
             assert abs(top_hnsw[rid] - sim) < 0.02
 
 
+def _vm_flags(path: Path) -> list[list[str]]:
+    """The ``VmFlags`` of every mapping of ``path`` in this process (``/proc/self/smaps``)."""
+    target, flags, current = str(path.resolve()), [], False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split(maxsplit=5)
+        if len(head) >= 5 and "-" in head[0] and ":" not in head[0]:
+            current = len(head) == 6 and head[5] == target
+        elif current and line.startswith("VmFlags:"):
+            flags.append(line.split()[1:])
+    return flags
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux /proc only")
+def test_loaded_hnsw_files_are_advised_for_random_reads(bundle, tmp_path: Path) -> None:
+    """The mapped graph and ids carry MADV_RANDOM (``rr``), so a page fault under memory pressure
+    reads one page, not a read-ahead window (bench/README.md: 440 GB read in 10 min without)."""
+    HnswIndex.build(bundle.ids[:300], bundle.matrix[:300]).save(tmp_path, version="1")
+    loaded = HnswIndex.load(tmp_path, version="1")
+    assert loaded is not None
+    for name in ("graph.usearch", "ids.npy"):
+        flags = _vm_flags(loaded.path / name)
+        assert flags and all("rr" in f for f in flags), (name, flags)
+    # a plain mapping of another file is left alone: the advice is per file, not process-wide
+    other = np.load(loaded.path / "scale.npy", mmap_mode="r")
+    assert other.size and all("rr" not in f for f in _vm_flags(loaded.path / "scale.npy"))
+
+
 def test_exact_search_finds_a_stored_vector_first(bundle) -> None:
     exact = ExactIndex(bundle.ids, bundle.matrix)
     hits = exact.search(bundle.matrix[123], 3)

@@ -36,6 +36,7 @@ import numpy as np
 import orjson
 
 from .embedder import DIM
+from .pagecache import advise_fd_random, advise_mapped_random
 from .vectors import STORE_DTYPE
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,7 @@ class RowFile:
         self.width = int(shape[1])
         self.path = path
         self._fd = os.open(path, os.O_RDONLY)
+        advise_fd_random(self._fd)  # one row per read: no read-ahead around it
 
     def __len__(self) -> int:
         return int(self.shape[0])
@@ -297,6 +299,8 @@ class HnswIndex:
             rows = RowFile(path / "rows.npy") if (path / "rows.npy").is_file() else None
             scale = np.load(path / "scale.npy") if rows is not None else None  # 4 bytes a vector, in RAM
             index = Index.restore(str(path / "graph.usearch"), view=True)
+            for name in ("graph.usearch", "ids.npy"):  # walked / bisected at random
+                advise_mapped_random(path / name)
         except (OSError, ValueError) as exc:
             log.warning("cannot open the saved HNSW index %s: %s", path, exc)
             return None
