@@ -40,11 +40,13 @@ def _own_cgroup() -> tuple[Path, int]:
 
 
 class MemoryCap:
-    """A fresh child memory cgroup limited to ``limit_bytes``; processes join with :meth:`add`."""
+    """A fresh child memory cgroup limited to ``limit_bytes``; a process joins by writing its pid
+    to ``procs`` (``scale.in_cap`` has the command's shell do it before it becomes the command)."""
 
     def __init__(self, name: str, limit_bytes: int) -> None:
         parent, self.version = _own_cgroup()
         self.path = parent / f"searchnasa-bench-{name}-{os.getpid()}"
+        self.procs = self.path / "cgroup.procs"
         self.limit_bytes = limit_bytes
         try:
             self.path.mkdir(exist_ok=True)
@@ -57,10 +59,6 @@ class MemoryCap:
                     pass
         except OSError as exc:
             raise CapUnavailable(f"cannot create a memory cgroup under {parent}: {exc}") from exc
-
-    def add(self, pid: int) -> None:
-        """Move a process into the group (its children started later inherit it)."""
-        (self.path / "cgroup.procs").write_text(str(pid))
 
     def report(self) -> dict[str, int | str]:
         """The limit, the group's peak usage (anonymous + page cache it charged) and how often it

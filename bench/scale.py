@@ -106,7 +106,7 @@ def in_cap(argv: list[str], cap: MemoryCap | None) -> list[str]:
     """``argv`` started inside ``cap``'s memory cgroup (the shell joins it, then becomes the command)."""
     if cap is None:
         return argv
-    return ["sh", "-c", f'echo $$ > "{cap.path / "cgroup.procs"}" && exec "$@"', "sh", *argv]
+    return ["sh", "-c", f'echo $$ > "{cap.procs}" && exec "$@"', "sh", *argv]
 
 
 def run_stage(name: str, argv: list[str], log_dir: Path, env: dict[str, str] | None = None,

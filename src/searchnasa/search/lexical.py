@@ -86,10 +86,12 @@ def _boosted(q: tantivy.Query, key: str) -> tantivy.Query:
     return q if boost == 1.0 else Q.boost_query(q, boost)
 
 
-def _all_fields(schema: tantivy.Schema, field: str, title_field: str, tokens: list[str]) -> tantivy.Query:
-    """Match on the catch-all field; a match in the title adds a boosted title score."""
+def _all_fields(schema: tantivy.Schema, field: str, title_field: str, tokens: list[str],
+                catch_all: Occur = Occur.Must) -> tantivy.Query:
+    """Match on the catch-all field; a match in the title adds a boosted title score.
+    ``catch_all`` Should gives the equivalent form Tantivy can skip through (``lone_word_query``)."""
     return Q.boolean_query([
-        (Occur.Must, _tokens_query(schema, field, tokens)),
+        (catch_all, _tokens_query(schema, field, tokens)),
         (Occur.Should, Q.boost_query(_tokens_query(schema, title_field, tokens), TITLE_BOOST)),
     ])
 
@@ -113,10 +115,7 @@ def lone_word_query(schema: tantivy.Schema, token: str) -> tantivy.Query:
     counting: about half the page time for a common word (bench/README.md, "Cost of our layers").
     Only the top level of a search gains from it, so the caller decides when to use it.
     """
-    return Q.boolean_query([
-        (Occur.Should, Q.term_query(schema, "all", token)),
-        (Occur.Should, Q.boost_query(Q.term_query(schema, "title", token), TITLE_BOOST)),
-    ])
+    return _all_fields(schema, "all", "title", [token], catch_all=Occur.Should)
 
 
 def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
