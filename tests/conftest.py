@@ -1,13 +1,15 @@
 """Shared fixtures: where the real raw files are, and fresh data homes on disk.
 
 The real records live in ``shared/data/raw`` beside the repository (a copy sits beside every CI
-clone); ``SEARCHNASA_SHARED`` overrides the location.
+clone); a clone made somewhere else (``git clone . /tmp/x``) finds the ``shared/`` beside the
+repository it was cloned from; ``SEARCHNASA_SHARED`` overrides both.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,28 @@ from searchnasa.settings import Settings
 from searchnasa.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("SEARCHNASA_SHARED", ROOT.parent / "shared"))
+
+
+def find_shared() -> Path:
+    """``SEARCHNASA_SHARED``, else ``shared/`` beside this checkout, else beside the local
+    repository this checkout was cloned from (its ``origin`` is a path on this machine)."""
+    if "SEARCHNASA_SHARED" in os.environ:
+        return Path(os.environ["SEARCHNASA_SHARED"])
+    beside = ROOT.parent / "shared"
+    if beside.is_dir():
+        return beside
+    try:
+        origin = subprocess.run(["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return beside
+    origin = origin.removeprefix("file://")
+    if origin.startswith("/") and (Path(origin).parent / "shared").is_dir():
+        return Path(origin).parent / "shared"
+    return beside
+
+
+SHARED = find_shared()
 ARTIFACTS = ROOT / "test-artifacts"
 
 
