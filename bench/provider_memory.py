@@ -1,17 +1,16 @@
 """Memory and speed of the semantic provider at scale, on SYNTHETIC vectors.
 
     .venv/bin/python bench/provider_memory.py setup --home H --corpus bench/out/corpus-1m.jsonl.gz
-    .venv/bin/python bench/scale.py --stage ann --home H          # the int8 HNSW + its side files
-    .venv/bin/python bench/provider_memory.py adopt --home H      # (only for a graph of the earlier layout)
+    .venv/bin/python bench/scale.py --stage ann --home H          # the int8 HNSW + its id array
     .venv/bin/python bench/scale.py --stage search --home H --out H/search.json
-    .venv/bin/python bench/provider_memory.py rerank --home H     # SQLite rows vs memory-mapped rows
+    .venv/bin/python bench/provider_memory.py rerank --home H     # SQLite rows vs the graph's int8 vectors
 
 ``setup`` writes one synthetic vector per record id of a (synthetic) corpus into ``H/vectors``
 (a real sample embedding plus Gaussian noise, as ``bench/scale.py``'s vectors stage does; text keys
 ``synthetic:<id>``), for a home whose lexical index was built from that corpus. ``rerank`` times
-reading the float rows of 1,000 and 3,000 random candidates (the provider's re-rank) from
-``vectors.sqlite3`` (one ``select_in`` lookup by id) against the memory-mapped int8 rows the
-provider uses.
+reading the vectors of 1,000 and 3,000 random candidates from ``vectors.sqlite3`` (one
+``select_in`` lookup by id) against the int8 vectors of the memory-mapped graph, which is where the
+provider reads them (the cosines of fused candidates, the seeds of related papers).
 """
 
 from __future__ import annotations
@@ -62,40 +61,6 @@ def setup(home: Path, corpus: Path, seed: int) -> None:
     vs.close()
 
 
-def adopt(home: Path) -> None:
-    """Turn an HNSW graph saved by the earlier layout (``ann.usearch`` + ids in ``ann.json``; keys
-    = positions in id order, as now) into the current layout, writing ids and re-rank rows from
-    the vector store, so one 1M build serves both the before and the after measurement."""
-    import orjson
-
-    from searchnasa.semantic import ann
-    from searchnasa.semantic.vectors import VectorStore
-
-    folder = home / "vectors"
-    legacy = orjson.loads((folder / "ann.json").read_bytes())
-    vs = VectorStore(folder)
-    assert legacy["version"] == vs.version(), "vectors changed since the graph was built"
-    count, width = vs.conn.execute("SELECT COUNT(*), MAX(LENGTH(CAST(id AS BLOB))) FROM vectors").fetchone()
-    assert count == len(legacy["ids"])
-    target = ann._fresh_dir(folder, legacy["version"])
-    ids = np.lib.format.open_memmap(target / "ids.npy", mode="w+", dtype=f"S{width}", shape=(count,))
-    rows = np.lib.format.open_memmap(target / "rows.npy", mode="w+", dtype=np.int8, shape=(count, 384))
-    scale = np.lib.format.open_memmap(target / "scale.npy", mode="w+", dtype=np.float32, shape=(count,))
-    start = 0
-    for chunk_ids, mat in ann._chunks(vs.conn.execute("SELECT id, vec FROM vectors ORDER BY id"), 50000):
-        end = start + len(chunk_ids)
-        assert chunk_ids[0].decode() == legacy["ids"][start] and chunk_ids[-1].decode() == legacy["ids"][end - 1]
-        ids[start:end] = chunk_ids
-        rows[start:end], scale[start:end] = ann.quantize_rows(mat)
-        start = end
-    for arr in (ids, rows, scale):
-        arr.flush()
-    (folder / "ann.usearch").rename(target / "graph.usearch")
-    ann._publish(folder, target, legacy["version"], vs.uid(), count, ann.HnswParams(**legacy["params"]))
-    vs.close()
-    print(json.dumps({"adopted": count, "dir": target.name}))
-
-
 def pct(xs: list[float]) -> dict[str, float]:
     xs = sorted(xs)
     return {"p50": round(statistics.median(xs), 2), "p95": round(xs[int(0.95 * (len(xs) - 1))], 2)}
@@ -127,14 +92,14 @@ def rerank(home: Path, rounds: int, seed: int) -> None:
             sims_mm = index.vectors_at(keys) @ q
             mm_ms.append((time.perf_counter() - t0) * 1000)
             assert np.allclose(sims_sql, sims_mm, atol=0.01)
-        out[f"{size}_rows"] = {"sqlite_select_in_ms": pct(sql_ms), "mmap_int8_ms": pct(mm_ms)}
+        out[f"{size}_rows"] = {"sqlite_select_in_ms": pct(sql_ms), "graph_int8_ms": pct(mm_ms)}
     vs.close()
     print(json.dumps(out, indent=2))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["setup", "adopt", "rerank"])
+    parser.add_argument("what", choices=["setup", "rerank"])
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--corpus", type=Path, default=ROOT / "bench/out/corpus-1m.jsonl.gz")
     parser.add_argument("--seed", type=int, default=20261130)
@@ -142,8 +107,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.what == "setup":
         setup(args.home, args.corpus, args.seed)
-    elif args.what == "adopt":
-        adopt(args.home)
     else:
         rerank(args.home, args.rounds, args.seed)
 

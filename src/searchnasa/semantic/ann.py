@@ -4,6 +4,17 @@ Exact search is the reference (tests and ``bench/ann_recall.py`` measure the HNS
 it) and is used for collections small enough that a matrix product is cheap. The HNSW index
 stores int8 vectors (384 bytes each, a quarter of float32) and is what scales to millions.
 
+The int8 vectors are quantized here, not by usearch. Given float vectors, usearch's ``i8`` maps
+each unit vector's components to ``round(127 * x)``; a MiniLM component rarely exceeds 0.28, so
+that uses about 35 of the 255 levels, and recall@10 stops at ~0.957 whatever the graph's
+parameters (bench/README.md). We hand usearch int8 vectors each scaled so that its own largest
+component is 127 (:func:`to_int8`). Cosine ignores a vector's length, so the per-vector scale
+needs storing nowhere: the cosine usearch computes between two int8 vectors is the cosine of the
+vectors they stand for, to ~7 bits: recall@10 0.99 from the graph alone, cosines within ~0.001 of
+float. So the graph is also where a record's vector is read back from
+(:meth:`HnswIndex.vectors_at`); there is no second copy of the vectors to re-rank with (until
+2026-12-01 a 1.5 GB file of int8 rows at 4M vectors).
+
 A saved index is a folder ``<vectors>/ann-<version>-<token>/`` named by ``<vectors>/ann.json``
 (renamed in last, so a reader never sees half an index), holding:
 
@@ -12,10 +23,6 @@ A saved index is a folder ``<vectors>/ann-<version>-<token>/`` named by ``<vecto
 - ``ids.npy``: the record ids, sorted, as one fixed-width byte array; a vector's HNSW key is its
   row, so key -> id is an array read and id -> key a binary search (``np.searchsorted``): 4M ids
   cost ~90 MB of file, not GBs of Python strings and dict entries;
-- ``rows.npy`` + ``scale.npy``: each vector as int8 with one float scale (388 bytes; cosine to the
-  float original > 0.999), to re-rank the int8 graph's candidates and to give the vectors of seeds
-  and fused candidates without holding any float matrix in RAM. The rows are read with ``pread``
-  (:class:`RowFile`), only those needed; the scales (4 bytes a vector) are loaded.
 
 The folder records the vector store's version (and identity) it was built from, so the provider
 knows which vectors are newer than the index (see ``provider.py``).
@@ -36,7 +43,7 @@ import numpy as np
 import orjson
 
 from .embedder import DIM
-from .pagecache import advise_fd_random, advise_mapped_random
+from .pagecache import advise_mapped_random
 from .vectors import STORE_DTYPE
 
 log = logging.getLogger(__name__)
@@ -48,22 +55,24 @@ EXPANSION_SEARCH = 96
 # Below this many vectors an exact matrix product is fast (about 2 ms at 50k x 384) and exact.
 EXACT_BELOW = 50_000
 META_NAME = "ann.json"
+# 2: the graph holds per-vector int8 (to_int8) and is the only copy of the vectors (2026-12-01).
+LAYOUT = 2
 BUILD_CHUNK = 50_000
 
 
-def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-vector symmetric int8 (``vec ~= q * scale``): a quarter of float32, cosine > 0.999."""
-    matrix = np.asarray(matrix, dtype=np.float32)
-    scale = np.abs(matrix).max(axis=1) / 127.0 if len(matrix) else np.zeros(0, np.float32)
-    scale[scale == 0] = 1.0
-    q = np.clip(np.rint(matrix / scale[:, None]), -127, 127).astype(np.int8)
-    return q, scale.astype(np.float32)
+def to_int8(matrix: np.ndarray) -> np.ndarray:
+    """Vectors as the graph stores them: each row scaled so its largest component is 127, rounded.
+    Works on one vector (a query) or a matrix."""
+    m = np.asarray(matrix, dtype=np.float32)
+    top = np.abs(m).max(axis=-1, keepdims=True)
+    top[top == 0] = 1.0
+    return np.rint(m * (127.0 / top)).astype(np.int8)
 
 
-def dequantize_rows(q: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """Unit float32 rows back from :func:`quantize_rows` (re-normalized, so dot = cosine)."""
-    m = np.asarray(q, dtype=np.float32) * np.asarray(scale, dtype=np.float32)[:, None]
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
+def unit_rows(q: np.ndarray) -> np.ndarray:
+    """Unit float32 rows back from int8 ones (cosine is scale-free, so the multiplier cancels)."""
+    m = np.asarray(q, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0
     return m / norms
 
@@ -93,47 +102,6 @@ class ExactIndex:
 
     def vectors_for(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
         return {rid: self.matrix[self._pos[rid]] for rid in ids if rid in self._pos}
-
-
-class RowFile:
-    """The int8 rows of a saved ``rows.npy``, read row by row with ``pread``.
-
-    Not memory-mapped on purpose: a query re-ranks ~600 random rows, and the kernel maps pages
-    around each touched row, so a mapped row file becomes wholly resident in every serving process
-    within a few hundred queries (measured at 1M: 366 of 384 MB after 200 queries), counted in its
-    RSS. Read with ``pread`` the rows sit in the shared page cache only. Cost: ~0.9 ms per 600
-    rows against ~0.2 ms mapped (bench/README.md)."""
-
-    def __init__(self, path: Path) -> None:
-        with open(path, "rb") as fh:
-            major, _minor = np.lib.format.read_magic(fh)
-            reader = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
-            shape, _fortran, dtype = reader(fh)
-            self.offset = fh.tell()
-        if np.dtype(dtype) != np.int8 or len(shape) != 2:
-            raise ValueError(f"{path}: expected an int8 matrix, found {dtype} {shape}")
-        self.shape = shape
-        self.width = int(shape[1])
-        self.path = path
-        self._fd = os.open(path, os.O_RDONLY)
-        advise_fd_random(self._fd)  # one row per read: no read-ahead around it
-
-    def __len__(self) -> int:
-        return int(self.shape[0])
-
-    def __getitem__(self, keys: np.ndarray) -> np.ndarray:
-        keys = np.asarray(keys, dtype=np.int64).ravel()
-        if len(keys) and (keys.min() < 0 or keys.max() >= len(self)):
-            raise IndexError("row key out of range")
-        w, off, fd = self.width, self.offset, self._fd
-        data = b"".join([os.pread(fd, w, off + int(k) * w) for k in keys])
-        return np.frombuffer(data, dtype=np.int8).reshape(len(keys), w)
-
-    def __del__(self) -> None:
-        try:
-            os.close(self._fd)
-        except (OSError, AttributeError):
-            pass
 
 
 @dataclass
@@ -172,21 +140,17 @@ def _new_usearch(params: HnswParams) -> object:
 class HnswIndex:
     """usearch HNSW over int8 vectors; a vector's key is its row in the sorted :attr:`ids` array.
 
-    int8 storage alone finds about 96% of the true top 10 (ties and rounding reorder near
-    neighbours); with re-rank rows (per-vector int8, far finer than the graph's fixed-scale int8)
-    it fetches a wider candidate list and re-ranks it, which restores recall to about 0.99.
+    The graph holds the only copy of the vectors the index serves (int8, :func:`to_int8`): the graph
+    is walked with the query in int8, the cosines reported are the float query's against the int8
+    vectors found, and seeds and fused candidates get their vectors from the graph too
+    (:meth:`vectors_at`).
     """
 
-    RESCORE_FACTOR = 3
-
     def __init__(self, ids: np.ndarray, index: object, params: HnswParams,
-                 rows: np.ndarray | None = None, scale: np.ndarray | None = None,
                  version: str | None = None, uid: str | None = None, path: Path | None = None) -> None:
         self.ids = ids          # sorted fixed-width bytes (np.ndarray of dtype S<n>), maybe memory-mapped
         self.index = index
         self.params = params
-        self.rows = rows        # int8 (n, DIM): an array, or a RowFile on disk; None: rank by the graph alone
-        self.scale = scale      # float32 (n,)
         self.version = version  # vector store version the index was built from
         self.uid = uid          # vector store identity it was built from
         self.path = path
@@ -217,41 +181,43 @@ class HnswIndex:
 
     # -- vectors ------------------------------------------------------------------------------
     def vectors_at(self, keys: np.ndarray) -> np.ndarray:
-        """Unit float32 rows for keys, from the re-rank rows (reads only those rows)."""
-        if self.rows is None or self.scale is None:
-            raise ValueError("this index was built without re-rank rows")
-        keys = np.asarray(keys, dtype=np.int64)
+        """Unit float32 vectors for keys, read from the graph (only those nodes' pages)."""
+        keys = np.asarray(keys, dtype=np.uint64)
         if not len(keys):
             return np.zeros((0, DIM), dtype=np.float32)
-        return dequantize_rows(self.rows[keys], self.scale[keys])
+        if int(keys.max()) >= len(self.ids):
+            raise IndexError("vector key out of range")
+        return unit_rows(np.vstack(self.index.get(keys, dtype=np.int8)))
 
     def vectors_for(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
         keys = self.keys_of(list(ids))
-        if not keys or self.rows is None:
+        if not keys:
             return {}
         mat = self.vectors_at(np.fromiter(keys.values(), dtype=np.int64, count=len(keys)))
         return {rid: mat[i] for i, rid in enumerate(keys)}
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest records with their cosines to the (float) query.
+
+        The graph is walked with the query in int8; the cosines reported are then taken between the
+        float query and the found int8 vectors (0.2 ms for 200), which halves the rounding error
+        (about 0.001 instead of 0.002 at worst on the sample). The beam is at least twice ``k``: for
+        k=200 (hybrid's semantic candidates) a beam of 200 finds 98.2% of the true top 200 on real
+        embeddings, 400 finds 99.2% (bench/README.md)."""
         if not len(self.ids) or k <= 0:
             return []
         k = min(k, len(self.ids))
         vector = np.asarray(vector, dtype=np.float32)
-        wide = min(len(self.ids), k * self.RESCORE_FACTOR) if self.rows is not None else k
-        self.index.expansion_search = max(self.params.expansion_search, wide)
-        matches = self.index.search(vector, wide)
-        keys = np.asarray(matches.keys, dtype=np.int64)
-        if self.rows is not None:
-            sims = self.vectors_at(keys) @ vector
-            order = np.argsort(-sims, kind="stable")[:k]
-            return [(self.id_of(keys[i]), float(sims[i])) for i in order]
-        # usearch's cosine distance is 1 - cosine
-        return [(self.id_of(key), float(1.0 - dist)) for key, dist in zip(keys, matches.distances)]
+        self.index.expansion_search = max(self.params.expansion_search, 2 * k)
+        keys = np.asarray(self.index.search(to_int8(vector), k).keys, dtype=np.int64)
+        sims = self.vectors_at(keys) @ vector
+        order = np.argsort(-sims, kind="stable")
+        return [(self.id_of(keys[i]), float(sims[i])) for i in order]
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
     def build(cls, ids: Sequence[str], matrix: np.ndarray, params: HnswParams | None = None,
-              threads: int = 0, rescore: bool = True) -> HnswIndex:
+              threads: int = 0) -> HnswIndex:
         """An in-memory index over ``ids``/``matrix`` (any order; sorted by id here)."""
         params = params or HnswParams()
         raw = np.array([rid.encode() for rid in ids], dtype=f"S{max([1, *map(len, (r.encode() for r in ids))])}")
@@ -259,12 +225,11 @@ class HnswIndex:
         sorted_ids = raw[order]
         if len(sorted_ids) > 1 and (sorted_ids[1:] == sorted_ids[:-1]).any():
             raise ValueError("duplicate ids")
-        mat = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32)[order])
+        mat = np.asarray(matrix, dtype=np.float32)[order]
         index = _new_usearch(params)
         if len(mat):
-            index.add(np.arange(len(mat), dtype=np.uint64), mat, threads=threads)
-        rows, scale = quantize_rows(mat) if rescore else (None, None)
-        return cls(sorted_ids, index, params, rows, scale)
+            index.add(np.arange(len(mat), dtype=np.uint64), to_int8(mat), threads=threads)
+        return cls(sorted_ids, index, params)
 
     def save(self, folder: Path, version: str, uid: str | None = None) -> Path:
         """Write the index into a fresh ``ann-*`` folder and point ``ann.json`` at it."""
@@ -272,9 +237,6 @@ class HnswIndex:
         target = _fresh_dir(folder, version)
         self.index.save(str(target / "graph.usearch"))
         np.save(target / "ids.npy", np.asarray(self.ids))
-        if self.rows is not None and self.scale is not None:
-            np.save(target / "rows.npy", np.asarray(self.rows))
-            np.save(target / "scale.npy", np.asarray(self.scale))
         _publish(folder, target, version, uid, len(self.ids), self.params)
         self.version, self.uid, self.path = version, uid, target
         return target
@@ -289,15 +251,13 @@ class HnswIndex:
             meta = orjson.loads((folder / META_NAME).read_bytes())
         except (FileNotFoundError, ValueError):
             return None
-        if "dir" not in meta:  # the earlier layout (ids in the JSON): rebuilt, not migrated
-            return None
+        if meta.get("layout") != LAYOUT:
+            return None  # an earlier layout (ids in the JSON; usearch-quantized graph): rebuilt, not migrated
         if version is not None and meta.get("version") != version:
             return None
         path = folder / meta["dir"]
         try:
             ids = np.load(path / "ids.npy", mmap_mode="r")
-            rows = RowFile(path / "rows.npy") if (path / "rows.npy").is_file() else None
-            scale = np.load(path / "scale.npy") if rows is not None else None  # 4 bytes a vector, in RAM
             index = Index.restore(str(path / "graph.usearch"), view=True)
             for name in ("graph.usearch", "ids.npy"):  # walked / bisected at random
                 advise_mapped_random(path / name)
@@ -307,7 +267,7 @@ class HnswIndex:
         if index is None or len(index) != len(ids) or meta.get("count") != len(ids):
             return None
         params = HnswParams(**meta.get("params", {}))
-        return cls(ids, index, params, rows, scale, version=meta.get("version"), uid=meta.get("uid"), path=path)
+        return cls(ids, index, params, version=meta.get("version"), uid=meta.get("uid"), path=path)
 
 
 def _fresh_dir(folder: Path, version: str) -> Path:
@@ -322,7 +282,8 @@ def _publish(folder: Path, target: Path, version: str, uid: str | None, count: i
 
     A process still serving an older folder keeps its memory maps: on POSIX a removed file lives
     until its last mapping goes."""
-    meta = {"version": version, "uid": uid, "dir": target.name, "count": count, "params": params.__dict__}
+    meta = {"layout": LAYOUT, "version": version, "uid": uid, "dir": target.name, "count": count,
+            "params": params.__dict__}
     tmp = folder / f"{META_NAME}.{uuid.uuid4().hex[:8]}.tmp"
     tmp.write_bytes(orjson.dumps(meta))
     os.replace(tmp, folder / META_NAME)
@@ -339,9 +300,9 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
     """Build and save the HNSW index of every vector in a vector store, streaming.
 
     Reads the rows in id order in one read transaction (a consistent snapshot whose version the
-    index records) and writes ids and re-rank rows straight into memory-mapped files, so the
-    builder holds one chunk of float vectors at a time plus usearch's graph, never the whole
-    float matrix or a list of every id."""
+    index records) and writes the ids straight into a memory-mapped file, so the builder holds one
+    chunk of float vectors at a time plus usearch's graph, never the whole float matrix or a list
+    of every id."""
     params = params or HnswParams()
     folder = Path(folder)
     cur = conn.cursor()
@@ -353,15 +314,12 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
         width = max(int(width or 1), 1)
         target = _fresh_dir(folder, version)
         ids = np.lib.format.open_memmap(target / "ids.npy", mode="w+", dtype=f"S{width}", shape=(count,))
-        rows = np.lib.format.open_memmap(target / "rows.npy", mode="w+", dtype=np.int8, shape=(count, DIM))
-        scale = np.lib.format.open_memmap(target / "scale.npy", mode="w+", dtype=np.float32, shape=(count,))
         index = _new_usearch(params)
         start = 0
         for chunk_ids, mat in _chunks(cur.execute("SELECT id, vec FROM vectors ORDER BY id"), chunk):
             end = start + len(chunk_ids)
             ids[start:end] = chunk_ids
-            rows[start:end], scale[start:end] = quantize_rows(mat)
-            index.add(np.arange(start, end, dtype=np.uint64), mat, threads=threads)
+            index.add(np.arange(start, end, dtype=np.uint64), to_int8(mat), threads=threads)
             start = end
     finally:
         cur.execute("COMMIT")
@@ -370,9 +328,8 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
         raise RuntimeError(f"read {start} vectors, expected {count}")
     if count > 1 and not bool(np.all(ids[1:] > ids[:-1])):  # keys are found by binary search
         raise RuntimeError("vector ids did not come back in byte order")
-    for arr in (ids, rows, scale):
-        arr.flush()
-    del ids, rows, scale
+    ids.flush()
+    del ids
     index.save(str(target / "graph.usearch"))
     del index
     _publish(folder, target, version, uid, count, params)

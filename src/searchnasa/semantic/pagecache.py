@@ -1,14 +1,13 @@
 """Tell the kernel that the vector index files are read at random, so a miss reads one page.
 
-The HNSW graph is memory-mapped (usearch ``view=True``) and a query walks it at random; the int8
-re-rank rows are read with ``pread`` at random offsets. By default Linux reads ahead around every
-page fault on a file mapping (up to 128 KB) and around every ``pread``, which is right for files
-read in order and very wrong here: when the graph does not fit in the memory left to the process,
-each fault on one 4 KB node brings in 32 pages, evicting as many others. Measured at 4M vectors
-under a 4 GiB limit, the search process read 440 GB from disk in 10 minutes (bench/README.md,
-"Memory: what the process holds vs what it needs"). ``MADV_RANDOM`` / ``POSIX_FADV_RANDOM`` turn
-the read-ahead off for these files only; with memory to spare nothing changes once the pages are
-resident.
+The HNSW graph and the sorted id array are memory-mapped (usearch ``view=True``, numpy
+``mmap_mode``) and a query walks / bisects them at random. By default Linux reads ahead around
+every page fault on a file mapping (up to 128 KB), which is right for files read in order and very
+wrong here: when the graph does not fit in the memory left to the process, each fault on one 4 KB
+node brings in 32 pages, evicting as many others. Measured at 4M vectors under a 4 GiB limit, the
+search process read 440 GB from disk in 10 minutes (bench/README.md, "Memory: what the process
+holds vs what it needs"). ``MADV_RANDOM`` turns the read-ahead off for these mappings only; with
+memory to spare nothing changes once the pages are resident.
 
 usearch does not expose its mapping, so :func:`advise_mapped_random` finds the mappings of a file
 in ``/proc/self/maps`` and advises each. Linux only; elsewhere (or if ``madvise`` fails) it does
@@ -20,7 +19,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
-import os
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -71,14 +69,3 @@ def advise_mapped_random(path: Path) -> int:
             log.debug("madvise(MADV_RANDOM) failed on %s: errno %d", path, ctypes.get_errno())
     return advised
 
-
-def advise_fd_random(fd: int) -> bool:
-    """``posix_fadvise(POSIX_FADV_RANDOM)`` on a file read with ``pread`` at random offsets."""
-    advise = getattr(os, "posix_fadvise", None)
-    if advise is None:
-        return False
-    try:
-        advise(fd, 0, 0, os.POSIX_FADV_RANDOM)
-    except OSError:
-        return False
-    return True
