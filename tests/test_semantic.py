@@ -80,34 +80,6 @@ def test_hnsw_recall_against_exact_on_real_embeddings(bundle) -> None:
             assert abs(top_hnsw[rid] - sim) < 0.001
 
 
-def _vm_flags(path: Path) -> list[list[str]]:
-    """The ``VmFlags`` of every mapping of ``path`` in this process (``/proc/self/smaps``)."""
-    target, flags, current = str(path.resolve()), [], False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split(maxsplit=5)
-        if len(head) >= 5 and "-" in head[0] and ":" not in head[0]:
-            current = len(head) == 6 and head[5] == target
-        elif current and line.startswith("VmFlags:"):
-            flags.append(line.split()[1:])
-    return flags
-
-
-@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux /proc only")
-def test_loaded_hnsw_files_are_advised_for_random_reads(bundle, tmp_path: Path) -> None:
-    """The mapped graph and ids carry MADV_RANDOM (``rr``), so a page fault under memory pressure
-    reads one page, not a read-ahead window (bench/README.md: 440 GB read in 10 min without)."""
-    HnswIndex.build(bundle.ids[:300], bundle.matrix[:300]).save(tmp_path, version="1")
-    loaded = HnswIndex.load(tmp_path, version="1")
-    assert loaded is not None
-    for name in ("graph.usearch", "ids.npy"):
-        flags = _vm_flags(loaded.path / name)
-        assert flags and all("rr" in f for f in flags), (name, flags)
-    # a plain mapping of another file is left alone: the advice is per file, not process-wide
-    np.save(tmp_path / "other.npy", np.arange(5000))
-    other = np.load(tmp_path / "other.npy", mmap_mode="r")
-    assert other.size and all("rr" not in f for f in _vm_flags(tmp_path / "other.npy"))
-
-
 def test_exact_search_finds_a_stored_vector_first(bundle) -> None:
     exact = ExactIndex(bundle.ids, bundle.matrix)
     hits = exact.search(bundle.matrix[123], 3)
@@ -421,3 +393,78 @@ def test_embed_leaves_the_serving_index_built(tmp_path: Path, monkeypatch: pytes
     small = runner.invoke(app, ["embed", "--no-cache", "--home", str(fresh)], catch_exceptions=False)
     assert "searched exactly" in small.output
     assert not list(Settings().with_home(fresh).vectors_dir.glob("ann-*"))
+
+
+def test_vectors_written_since_a_version_come_in_id_order_through_the_version_index(tmp_path: Path) -> None:
+    """``load_since`` is what a serving process reads on every load: the newer vectors only, found
+    through the version index (a plan walking the table in id order read 6.2 GB at 4M vectors)."""
+    vs = VectorStore(tmp_path / "vectors")
+    rng = np.random.default_rng(3)
+    vs.put_many([(f"osti:{i}", f"k{i}", _unit(rng.standard_normal(384))) for i in (5, 1, 3)])
+    version = vs.version()
+    newer = {f"ntrs:{i}": _unit(rng.standard_normal(384)) for i in (9, 2)}
+    vs.put_many([(rid, f"k-{rid}", vec) for rid, vec in newer.items()])
+    ids, matrix = vs.load_since(version)
+    assert ids == ["ntrs:2", "ntrs:9"]
+    for rid, row in zip(ids, matrix):
+        assert float(row @ newer[rid]) > 0.999
+    assert vs.load_since(vs.version())[0] == []
+    plan = " ".join(str(r) for r in vs.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT id, vec FROM vectors INDEXED BY vectors_by_version WHERE version > 0"))
+    assert "vectors_by_version" in plan
+    vs.close()
+
+
+def test_vectors_and_similarities_by_id_hash_match_those_by_id(sem_home: Path, hnsw_home: Path,
+                                                               tmp_path: Path) -> None:
+    """The lexical index's ``key`` fast field (``id_key``) names a record's vector as well as its id
+    does, in the exact provider, the saved HNSW index (keys.npy) and the delta beside it."""
+    from searchnasa.index.schema import id_key
+
+    exact = SemanticProvider(Settings().with_home(sem_home).vectors_dir)
+    approx = _reloading(hnsw_home / "vectors")
+    ids = [r for r, _ in exact.query_candidates("wind tunnel noise", 30)]
+    keys = [id_key(r) for r in ids] + [12345]  # one hash no record has
+    text = "wind tunnel noise"
+    for provider in (exact, approx):
+        by_id = provider.similarities(text, ids)
+        by_key = provider.similarities_by_key(text, keys)
+        assert sorted(by_key) == sorted(id_key(r) for r in by_id)
+        for rid, sim in by_id.items():
+            assert by_key[id_key(rid)] == pytest.approx(sim, abs=1e-6)
+    # a saved index round-trips its hash lookup
+    built = HnswIndex.build(ids, np.stack([exact.vectors_for([r])[r] for r in ids]))
+    built.save(tmp_path, version="1")
+    loaded = HnswIndex.load(tmp_path, version="1")
+    assert loaded is not None and isinstance(loaded.keys, np.memmap)
+    got = loaded.vectors_for_keys(keys)
+    assert len(got) == len(ids) and 12345 not in got
+    for rid in ids:
+        assert float(got[id_key(rid)] @ loaded.vectors_for([rid])[rid]) > 0.9999
+
+
+def test_hybrid_ranks_the_same_whether_lexical_hits_are_scored_by_id_or_by_hash(sem_home: Path) -> None:
+    """``similarities_by_key`` spares the stored-document reads; it must not change the ranking."""
+
+    class ByIdOnly:  # a provider without the hash method: the service fetches ids
+        def __init__(self, inner: SemanticProvider) -> None:
+            self.inner = inner
+
+        def available(self) -> bool:
+            return self.inner.available()
+
+        def query_candidates(self, text: str, k: int, **kw) -> list[tuple[str, float]]:
+            return self.inner.query_candidates(text, k, **kw)
+
+        def similarities(self, text: str, ids: list[str]) -> dict[str, float]:
+            return self.inner.similarities(text, ids)
+
+    settings = Settings().with_home(sem_home)
+    provider = SemanticProvider(settings.vectors_dir)
+    with_hash = SearchService(settings, semantic=provider)
+    by_id = SearchService(settings, semantic=ByIdOnly(provider))
+    for q in ("heat shield reentry", "turbine blade cooling", "lunar regolith", "composite fatigue"):
+        a = with_hash.search(SearchRequest(q=q, mode="hybrid", per_page=20))
+        b = by_id.search(SearchRequest(q=q, mode="hybrid", per_page=20))
+        assert a.mode == b.mode == "hybrid"
+        assert [h.id for h in a.results] == [h.id for h in b.results] and a.results, q

@@ -353,8 +353,11 @@ class SearchService:
         if strict is not None:
             check = Q.boolean_query([(Occur.Must, check), (Occur.Must, compile_node(schema, strict))])
         result = searcher.search(check, limit=len(ids), count=False)
-        passed = {searcher.doc(addr).get_first("id") for _, addr in result.hits}
-        admitted = [rid for rid in ids if rid in passed]
+        # which candidates passed, by the ``key`` fast field (the id's 63-bit hash) rather than
+        # each hit's stored document: 200 stored-document reads a query were random block reads
+        # and decompressions, the bulk of a hybrid query's disk reads at 4M under a memory limit
+        passed = set(searcher.fast_field_values("key", [addr for _, addr in result.hits]))
+        admitted = [rid for rid in ids if id_key(rid) in passed]
         return req.mode, admitted, {rid: sims[rid] for rid in admitted}, text
 
     def _fused_page(self, searcher: tantivy.Searcher, schema: tantivy.Schema, main: tantivy.Query,
@@ -390,10 +393,12 @@ class SearchService:
         for k, (_, a) in zip(lex_keys, lex.hits):
             addr_of.setdefault(k, a)
         scorer = getattr(self.semantic, "similarities", None)  # a wrapper must forward it
+        by_key = getattr(self.semantic, "similarities_by_key", None)  # optional: no stored documents read
         fused: list[tuple[str, float]] | None = None
         if self.fusion_method == "weighted" and callable(scorer) and sims is not None:
             try:
-                fused = self._weighted(searcher, lex_keys, lex.hits, sem_rank, admitted, sims, text, scorer)
+                fused = self._weighted(searcher, lex_keys, lex.hits, sem_rank, admitted, sims, text, scorer,
+                                       by_key if callable(by_key) else None)
             except Exception:  # a failing provider must not break search: rank fusion needs no scores
                 log.exception("semantic similarities failed; using rank fusion")
         if fused is None:
@@ -421,16 +426,24 @@ class SearchService:
     @staticmethod
     def _weighted(searcher: tantivy.Searcher, lex_keys: list[int], lex_hits: list[Any], sem_rank: list[int],
                   admitted: list[str], sims: dict[str, float], text: str,
-                  scorer: Any) -> list[tuple[str, float]]:
+                  scorer: Any, by_key: Any = None) -> list[tuple[str, float]]:
         """Min-max weighted sum over lexical ∪ semantic, with the cosine of *every* candidate:
         a lexical hit outside the semantic top-k is scored by its own similarity, not by 0,
-        which is what lifts fusion above either ranking (bench/fusion_study.py)."""
+        which is what lifts fusion above either ranking (bench/fusion_study.py). ``by_key`` (the
+        provider's ``similarities_by_key``) scores lexical hits by the ``key`` fast field already
+        read; without it each hit's stored document is fetched for its id: up to 200 random block
+        reads a query, which at 4M records under a memory limit were most of its disk reads."""
         key_of = {id_key(rid): rid for rid in admitted}
         cos: dict[int, float] = {k: sims[key_of[k]] for k in sem_rank}
-        missing = {k: searcher.doc(a).get_first("id") for k, (_, a) in zip(lex_keys, lex_hits) if k not in cos}
-        if missing:
-            got = scorer(text, list(missing.values()))
-            for k, rid in missing.items():
+        missing = [k for k in lex_keys if k not in cos]
+        if missing and by_key is not None:
+            got_by_key = by_key(text, missing)
+            for k in missing:
+                cos[k] = float(got_by_key.get(k, 0.0))
+        elif missing:
+            ids = {k: searcher.doc(a).get_first("id") for k, (_, a) in zip(lex_keys, lex_hits) if k not in cos}
+            got = scorer(text, list(ids.values()))
+            for k, rid in ids.items():
                 cos[k] = float(got.get(rid, 0.0))
         return fusion.weighted_sum([(str(k), float(s)) for k, (s, _) in zip(lex_keys, lex_hits)],
                                    [(str(k), c) for k, c in cos.items()], SEMANTIC_WEIGHT)

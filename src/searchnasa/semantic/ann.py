@@ -23,6 +23,10 @@ A saved index is a folder ``<vectors>/ann-<version>-<token>/`` named by ``<vecto
 - ``ids.npy``: the record ids, sorted, as one fixed-width byte array; a vector's HNSW key is its
   row, so key -> id is an array read and id -> key a binary search (``np.searchsorted``): 4M ids
   cost ~90 MB of file, not GBs of Python strings and dict entries;
+- ``keys.npy`` + ``key_rows.npy``: the ids' 63-bit hashes (``index.schema.id_key``, the lexical
+  index's ``key`` fast field), sorted, and the row of each, so search can ask for the vectors of
+  its lexical hits by the key it already read from a fast field instead of fetching each hit's
+  stored document for its id (12 bytes a vector).
 
 The folder records the vector store's version (and identity) it was built from, so the provider
 knows which vectors are newer than the index (see ``provider.py``).
@@ -43,7 +47,7 @@ import numpy as np
 import orjson
 
 from .embedder import DIM
-from .pagecache import advise_mapped_random
+from ..index.schema import id_key
 from .vectors import STORE_DTYPE
 
 log = logging.getLogger(__name__)
@@ -55,8 +59,9 @@ EXPANSION_SEARCH = 96
 # Below this many vectors an exact matrix product is fast (about 2 ms at 50k x 384) and exact.
 EXACT_BELOW = 50_000
 META_NAME = "ann.json"
-# 2: the graph holds per-vector int8 (to_int8) and is the only copy of the vectors (2026-12-01).
-LAYOUT = 2
+# 2: the graph holds per-vector int8 (to_int8) and is the only copy of the vectors; 3: with the
+# id-hash lookup (keys.npy, key_rows.npy). Both 2026-12-01; an index of another layout is rebuilt.
+LAYOUT = 3
 BUILD_CHUNK = 50_000
 
 
@@ -84,6 +89,7 @@ class ExactIndex:
         self.ids = list(ids)
         self.matrix = np.ascontiguousarray(matrix, dtype=np.float32).reshape(len(self.ids), DIM)
         self._pos = {rid: i for i, rid in enumerate(self.ids)}
+        self._key_pos: dict[int, int] | None = None  # built on first use
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -102,6 +108,13 @@ class ExactIndex:
 
     def vectors_for(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
         return {rid: self.matrix[self._pos[rid]] for rid in ids if rid in self._pos}
+
+    def vectors_for_keys(self, keys: Iterable[int]) -> dict[int, np.ndarray]:
+        """Vectors by id hash (:func:`~searchnasa.index.schema.id_key`), for callers holding keys."""
+        if self._key_pos is None:
+            self._key_pos = {id_key(rid): i for i, rid in enumerate(self.ids)}
+        pos = self._key_pos
+        return {k: self.matrix[pos[k]] for k in keys if k in pos}
 
 
 @dataclass
@@ -146,9 +159,12 @@ class HnswIndex:
     (:meth:`vectors_at`).
     """
 
-    def __init__(self, ids: np.ndarray, index: object, params: HnswParams,
-                 version: str | None = None, uid: str | None = None, path: Path | None = None) -> None:
+    def __init__(self, ids: np.ndarray, index: object, params: HnswParams, keys: np.ndarray,
+                 key_rows: np.ndarray, version: str | None = None, uid: str | None = None,
+                 path: Path | None = None) -> None:
         self.ids = ids          # sorted fixed-width bytes (np.ndarray of dtype S<n>), maybe memory-mapped
+        self.keys = keys        # the ids' id_key hashes, sorted (uint64), maybe memory-mapped
+        self.key_rows = key_rows  # the row (HNSW key) of each hash in ``keys`` (uint32)
         self.index = index
         self.params = params
         self.version = version  # vector store version the index was built from
@@ -179,6 +195,15 @@ class HnswIndex:
         found = self.ids[pos] == probe
         return {wanted[i][0]: int(pos[i]) for i in np.flatnonzero(found)}
 
+    def rows_of_keys(self, keys: Sequence[int]) -> dict[int, int]:
+        """``id hash -> row`` for the given hashes the index holds (binary search in ``keys``)."""
+        if not len(self.keys) or not keys:
+            return {}
+        probe = np.asarray(keys, dtype=np.uint64)
+        pos = np.minimum(np.searchsorted(self.keys, probe), len(self.keys) - 1)
+        found = np.flatnonzero(self.keys[pos] == probe)
+        return {int(probe[i]): int(self.key_rows[pos[i]]) for i in found}
+
     # -- vectors ------------------------------------------------------------------------------
     def vectors_at(self, keys: np.ndarray) -> np.ndarray:
         """Unit float32 vectors for keys, read from the graph (only those nodes' pages)."""
@@ -195,6 +220,14 @@ class HnswIndex:
             return {}
         mat = self.vectors_at(np.fromiter(keys.values(), dtype=np.int64, count=len(keys)))
         return {rid: mat[i] for i, rid in enumerate(keys)}
+
+    def vectors_for_keys(self, keys: Sequence[int]) -> dict[int, np.ndarray]:
+        """Vectors by id hash (:func:`~searchnasa.index.schema.id_key`), for callers holding keys."""
+        rows = self.rows_of_keys(keys)
+        if not rows:
+            return {}
+        mat = self.vectors_at(np.fromiter(rows.values(), dtype=np.int64, count=len(rows)))
+        return {k: mat[i] for i, k in enumerate(rows)}
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest records with their cosines to the (float) query.
@@ -229,7 +262,8 @@ class HnswIndex:
         index = _new_usearch(params)
         if len(mat):
             index.add(np.arange(len(mat), dtype=np.uint64), to_int8(mat), threads=threads)
-        return cls(sorted_ids, index, params)
+        keys, key_rows = _key_lookup(np.array([id_key(bytes(b).decode()) for b in sorted_ids], dtype=np.uint64))
+        return cls(sorted_ids, index, params, keys, key_rows)
 
     def save(self, folder: Path, version: str, uid: str | None = None) -> Path:
         """Write the index into a fresh ``ann-*`` folder and point ``ann.json`` at it."""
@@ -237,6 +271,8 @@ class HnswIndex:
         target = _fresh_dir(folder, version)
         self.index.save(str(target / "graph.usearch"))
         np.save(target / "ids.npy", np.asarray(self.ids))
+        np.save(target / "keys.npy", np.asarray(self.keys))
+        np.save(target / "key_rows.npy", np.asarray(self.key_rows))
         _publish(folder, target, version, uid, len(self.ids), self.params)
         self.version, self.uid, self.path = version, uid, target
         return target
@@ -258,16 +294,17 @@ class HnswIndex:
         path = folder / meta["dir"]
         try:
             ids = np.load(path / "ids.npy", mmap_mode="r")
+            keys = np.load(path / "keys.npy", mmap_mode="r")
+            key_rows = np.load(path / "key_rows.npy", mmap_mode="r")
             index = Index.restore(str(path / "graph.usearch"), view=True)
-            for name in ("graph.usearch", "ids.npy"):  # walked / bisected at random
-                advise_mapped_random(path / name)
         except (OSError, ValueError) as exc:
             log.warning("cannot open the saved HNSW index %s: %s", path, exc)
             return None
-        if index is None or len(index) != len(ids) or meta.get("count") != len(ids):
+        if index is None or not len(index) == len(ids) == len(keys) == meta.get("count"):
             return None
         params = HnswParams(**meta.get("params", {}))
-        return cls(ids, index, params, version=meta.get("version"), uid=meta.get("uid"), path=path)
+        return cls(ids, index, params, keys, key_rows, version=meta.get("version"), uid=meta.get("uid"),
+                   path=path)
 
 
 def _fresh_dir(folder: Path, version: str) -> Path:
@@ -314,11 +351,13 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
         width = max(int(width or 1), 1)
         target = _fresh_dir(folder, version)
         ids = np.lib.format.open_memmap(target / "ids.npy", mode="w+", dtype=f"S{width}", shape=(count,))
+        hashes = np.zeros(count, dtype=np.uint64)  # 8 bytes a vector, sorted into keys.npy below
         index = _new_usearch(params)
         start = 0
         for chunk_ids, mat in _chunks(cur.execute("SELECT id, vec FROM vectors ORDER BY id"), chunk):
             end = start + len(chunk_ids)
             ids[start:end] = chunk_ids
+            hashes[start:end] = [id_key(b.decode()) for b in chunk_ids]
             index.add(np.arange(start, end, dtype=np.uint64), to_int8(mat), threads=threads)
             start = end
     finally:
@@ -330,6 +369,10 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
         raise RuntimeError("vector ids did not come back in byte order")
     ids.flush()
     del ids
+    keys, key_rows = _key_lookup(hashes)
+    np.save(target / "keys.npy", keys)
+    np.save(target / "key_rows.npy", key_rows)
+    del hashes, keys, key_rows
     index.save(str(target / "graph.usearch"))
     del index
     _publish(folder, target, version, uid, count, params)
@@ -337,6 +380,12 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
     if loaded is None:
         raise RuntimeError(f"the HNSW index just saved in {target} does not load")
     return loaded
+
+
+def _key_lookup(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted id hashes, the row of each) from the hashes in row order."""
+    order = np.argsort(hashes, kind="stable")
+    return hashes[order], order.astype(np.uint32)
 
 
 def _chunks(cursor: Iterator[tuple[str, bytes]], size: int) -> Iterator[tuple[list[bytes], np.ndarray]]:

@@ -23,6 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -220,6 +221,14 @@ class SemanticProvider:
         vecs = self.vectors_for(ids)
         return {rid: float(np.dot(v, vec)) for rid, v in vecs.items()}
 
+    def similarities_by_key(self, text: str, keys: Sequence[int]) -> dict[int, float]:
+        """:meth:`similarities` for records named by their id hash (the lexical index's ``key``
+        fast field), so the search service need not fetch stored documents for their ids."""
+        if not text.strip() or not self.available():
+            return {}
+        vec = self.embed_text(text)
+        return {k: float(np.dot(v, vec)) for k, v in self.vectors_for_keys(keys).items()}
+
     # -- related papers -----------------------------------------------------------------------
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Up to ``k`` (id, cosine) nearest to a unit vector, best first."""
@@ -241,18 +250,28 @@ class SemanticProvider:
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Unit vectors (float32) of the given records that have one; reads only those nodes."""
+        out = self._vectors(ids, "vectors_for")
+        return {rid: out[rid] for rid in ids if rid in out}
+
+    def vectors_for_keys(self, keys: Sequence[int]) -> dict[int, np.ndarray]:
+        """:meth:`vectors_for` by id hash (``index.schema.id_key``)."""
+        return self._vectors(keys, "vectors_for_keys")
+
+    def _vectors(self, names: Sequence[Any], lookup: str) -> dict[Any, np.ndarray]:
+        """Vectors by id or by id hash (``lookup`` names the index method): a vector changed since
+        the graph was built comes from the delta, the rest from the graph."""
         self._refresh()
         with self._lock:
             exact, hnsw, delta = self._exact, self._hnsw, self._delta
         if exact is not None:
-            return exact.vectors_for(ids)
+            return getattr(exact, lookup)(names)
         if hnsw is None:
             return {}
-        out = delta.vectors_for(ids) if delta else {}
-        rest = [rid for rid in ids if rid not in out]
+        out = getattr(delta, lookup)(names) if delta else {}
+        rest = [n for n in names if n not in out]
         if rest:
-            out.update(hnsw.vectors_for(rest))
-        return {rid: out[rid] for rid in ids if rid in out}
+            out.update(getattr(hnsw, lookup)(rest))
+        return out
 
 
 def prepare_serving_index(vectors_dir: Path) -> str:

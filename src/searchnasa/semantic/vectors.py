@@ -205,14 +205,14 @@ class VectorStore:
         return self.conn.execute("SELECT COUNT(*) FROM vectors WHERE version > ?", (int(version),)).fetchone()[0]
 
     def load_since(self, version: str) -> tuple[list[str], np.ndarray]:
-        """The vectors written after ``version`` (float32, id order): what a saved index lacks."""
-        ids: list[str] = []
-        blobs: list[bytes] = []
-        for rid, blob in self.conn.execute("SELECT id, vec FROM vectors WHERE version > ? ORDER BY id",
-                                           (int(version),)):
-            ids.append(rid)
-            blobs.append(blob)
-        return ids, _from_blobs(blobs)
+        """The vectors written after ``version`` (float32, id order): what a saved index lacks.
+
+        Read through the version index and sorted here: with ``ORDER BY id`` SQLite walked the
+        whole table in id order instead, reading 6.2 GB at 4M vectors to find none (a serving
+        process does this on every load)."""
+        rows = sorted(self.conn.execute(
+            "SELECT id, vec FROM vectors INDEXED BY vectors_by_version WHERE version > ?", (int(version),)))
+        return [rid for rid, _ in rows], _from_blobs([blob for _, blob in rows])
 
     # -- writes -------------------------------------------------------------------------------
     def put_many(self, rows: list[tuple[str, str, np.ndarray]], store_seq: int | None = None) -> None:
