@@ -441,7 +441,8 @@ class SearchService:
             for k in missing:
                 cos[k] = float(got_by_key.get(k, 0.0))
         elif missing:
-            ids = {k: searcher.doc(a).get_first("id") for k, (_, a) in zip(lex_keys, lex_hits) if k not in cos}
+            addr_of = {k: a for k, (_, a) in zip(lex_keys, lex_hits)}
+            ids = {k: searcher.doc(addr_of[k]).get_first("id") for k in missing}
             got = scorer(text, list(ids.values()))
             for k, rid in ids.items():
                 cos[k] = float(got.get(rid, 0.0))
