@@ -58,7 +58,7 @@ def test_hnsw_recall_against_exact_on_real_embeddings(bundle) -> None:
     # perturb so queries are not exactly stored points (as real queries are not)
     queries = queries + rng.normal(0, 0.02, queries.shape).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-    # the graph alone, no re-ranking: int8 quantized with the index's own multiplier
+    # the graph alone, no re-ranking: each vector quantized to int8 with its own scale (ann.to_int8)
     recall = recall_at_k(exact, hnsw, queries, k=10)
     assert recall >= 0.98, recall
     # usearch quantizing the same floats itself (round(127 x)) stops near 0.957: ours is finer
@@ -418,7 +418,7 @@ def test_vectors_written_since_a_version_come_in_id_order_through_the_version_in
 def test_vectors_and_similarities_by_id_hash_match_those_by_id(sem_home: Path, hnsw_home: Path,
                                                                tmp_path: Path) -> None:
     """The lexical index's ``key`` fast field (``id_key``) names a record's vector as well as its id
-    does, in the exact provider, the saved HNSW index (keys.npy) and the delta beside it."""
+    does, in the exact provider and the saved HNSW index (keys.npy)."""
     from searchnasa.index.schema import id_key
 
     exact = SemanticProvider(Settings().with_home(sem_home).vectors_dir)

@@ -10,10 +10,10 @@ that uses about 35 of the 255 levels, and recall@10 stops at ~0.957 whatever the
 parameters (bench/README.md). We hand usearch int8 vectors each scaled so that its own largest
 component is 127 (:func:`to_int8`). Cosine ignores a vector's length, so the per-vector scale
 needs storing nowhere: the cosine usearch computes between two int8 vectors is the cosine of the
-vectors they stand for, to ~7 bits: recall@10 0.99 from the graph alone, cosines within ~0.001 of
-float. So the graph is also where a record's vector is read back from
-(:meth:`HnswIndex.vectors_at`); there is no second copy of the vectors to re-rank with (until
-2026-12-01 a 1.5 GB file of int8 rows at 4M vectors).
+vectors they stand for, to ~7 bits: recall@10 0.99 from the graph alone, cosines within ~1e-4 of
+float (measured on the sample, bench/README.md). So the graph is also where a record's vector is
+read back from (:meth:`HnswIndex.vectors_at`); there is no second copy of the vectors to re-rank
+with (until 2026-12-01 a 1.5 GB file of int8 rows at 4M vectors).
 
 A saved index is a folder ``<vectors>/ann-<version>-<token>/`` named by ``<vectors>/ann.json``
 (renamed in last, so a reader never sees half an index), holding:
@@ -190,18 +190,15 @@ class HnswIndex:
         wanted = [(rid, b) for rid, b in wanted if 0 < len(b) <= width]
         if not wanted:
             return {}
-        probe = np.array([b for _, b in wanted], dtype=self.ids.dtype)
-        pos = np.minimum(np.searchsorted(self.ids, probe), len(self.ids) - 1)
-        found = self.ids[pos] == probe
-        return {wanted[i][0]: int(pos[i]) for i in np.flatnonzero(found)}
+        found, pos = _find_sorted(self.ids, np.array([b for _, b in wanted], dtype=self.ids.dtype))
+        return {wanted[i][0]: int(pos[i]) for i in found}
 
     def rows_of_keys(self, keys: Sequence[int]) -> dict[int, int]:
         """``id hash -> row`` for the given hashes the index holds (binary search in ``keys``)."""
         if not len(self.keys) or not keys:
             return {}
         probe = np.asarray(keys, dtype=np.uint64)
-        pos = np.minimum(np.searchsorted(self.keys, probe), len(self.keys) - 1)
-        found = np.flatnonzero(self.keys[pos] == probe)
+        found, pos = _find_sorted(self.keys, probe)
         return {int(probe[i]): int(self.key_rows[pos[i]]) for i in found}
 
     # -- vectors ------------------------------------------------------------------------------
@@ -233,10 +230,10 @@ class HnswIndex:
         """The ``k`` nearest records with their cosines to the (float) query.
 
         The graph is walked with the query in int8; the cosines reported are then taken between the
-        float query and the found int8 vectors (0.2 ms for 200), which halves the rounding error
-        (about 0.001 instead of 0.002 at worst on the sample). The beam is at least twice ``k``: for
-        k=200 (hybrid's semantic candidates) a beam of 200 finds 98.2% of the true top 200 on real
-        embeddings, 400 finds 99.2% (bench/README.md)."""
+        float query and the found int8 vectors (0.2 ms for 200), so only the records' rounding
+        counts, not the query's (within 1e-4 of float cosines on the sample). The beam is at least
+        twice ``k``: for k=200 (hybrid's semantic candidates) a beam of 200 finds 98.2% of the true
+        top 200 on real embeddings, 400 finds 99.2% (bench/README.md)."""
         if not len(self.ids) or k <= 0:
             return []
         k = min(k, len(self.ids))
@@ -262,7 +259,8 @@ class HnswIndex:
         index = _new_usearch(params)
         if len(mat):
             index.add(np.arange(len(mat), dtype=np.uint64), to_int8(mat), threads=threads)
-        keys, key_rows = _key_lookup(np.array([id_key(bytes(b).decode()) for b in sorted_ids], dtype=np.uint64))
+        hashes = np.array([id_key(bytes(b).decode()) for b in sorted_ids], dtype=np.uint64)
+        keys, key_rows = _key_lookup(hashes)
         return cls(sorted_ids, index, params, keys, key_rows)
 
     def save(self, folder: Path, version: str, uid: str | None = None) -> Path:
@@ -380,6 +378,13 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
     if loaded is None:
         raise RuntimeError(f"the HNSW index just saved in {target} does not load")
     return loaded
+
+
+def _find_sorted(haystack: np.ndarray, probe: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Binary search of ``probe`` in the sorted, non-empty ``haystack``: (indices of the probes
+    found, each probe's position in ``haystack``)."""
+    pos = np.minimum(np.searchsorted(haystack, probe), len(haystack) - 1)
+    return np.flatnonzero(haystack[pos] == probe), pos
 
 
 def _key_lookup(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
