@@ -72,7 +72,7 @@ def rerank(home: Path, rounds: int, seed: int) -> None:
 
     provider = SemanticProvider(home / "vectors")
     n = provider.count()
-    index = provider._hnsw
+    index = provider._ann
     vs = VectorStore(home / "vectors")
     rng = np.random.default_rng(seed)
     q = rng.standard_normal(384).astype(np.float32)

@@ -5,10 +5,14 @@
     .venv/bin/python bench/scale.py --records 20000 --out bench/out/scale-20k   # a quick check
     .venv/bin/python bench/scale.py --records 4000000 --keep                     # keep the home, then:
     .venv/bin/python bench/scale.py --serve-only --home bench/out/scale-4m/home --memory-limit-gib 4 [--lexical-only]
+    .venv/bin/python bench/scale.py --serve-only --home ... --vector-index ivfpq --memory-limit-gib 4 --read-ahead-kb 128
 
 ``--memory-limit-gib`` runs the search and http stages inside a memory cgroup with that hard limit
 (root only; ``bench/memcap.py``), which says how much RAM serving *needs* rather than how much
-page cache it *keeps* on a machine with memory to spare.
+page cache it *keeps* on a machine with memory to spare. ``--read-ahead-kb`` sets the home disk's
+read-ahead window for those stages (root; restored after): a large window makes every page fault
+on a mapped index read that much (bench/README.md, run D). ``--vector-index ivfpq`` builds and
+serves the compact vector index instead of HNSW.
 
 Everything it makes is SYNTHETIC and labelled so: the corpus comes from ``bench/make_corpus.py``
 (titles start with ``[SYNTHETIC]``, ids ``ntrs:synthetic-*`` / ``osti:synthetic-*``), and the
@@ -25,7 +29,8 @@ process tree every 0.2 s, and ``ru_maxrss`` of the stage process where there is 
    (``--pipelined``: one stage instead, ``searchnasa import CORPUS --index``, where the index writer
    follows the store while the import runs; reported as "import + index pipelined")
 4. vectors   synthetic int8-ready vectors written through ``VectorStore.put_many``
-5. ann       the usearch int8 HNSW index the server loads (``semantic/ann.py`` parameters)
+5. ann       the vector index the server loads: usearch int8 HNSW (``semantic/ann.py``), or faiss
+             IVF-PQ with ``--vector-index ivfpq`` (``semantic/ivfpq.py``)
 6. search    one process serving lexical + vector search: ``SearchService.search`` latency
              p50/p95/p99 over ``bench/search_latency.py``'s 200-query set (facets and deep pages
              included), the same query texts through Tantivy's own parser (the cost of our layers),
@@ -232,18 +237,23 @@ def stage_vectors(home: Path, seed: int) -> None:
 
 
 def stage_ann(home: Path) -> None:
-    """The HNSW index the provider loads (built from the store's snapshot, streaming, with the
-    store's version and identity, so it is served, not rebuilt)."""
+    """The vector index the provider loads (built from the store's snapshot, streaming, with the
+    store's version and identity, so it is served, not rebuilt): HNSW, or the kind named by
+    ``--vector-index`` (``$SEARCHNASA_VECTOR_INDEX``)."""
     from searchnasa.semantic.ann import build_from_store
     from searchnasa.semantic.vectors import VectorStore
+    from searchnasa.settings import Settings
 
+    kind = Settings().vector_index or "hnsw"
     vs = VectorStore(home / "vectors")
     started = time.perf_counter()
-    index = build_from_store(vs.conn, home / "vectors", uid=vs.uid())
+    index = build_from_store(vs.conn, home / "vectors", uid=vs.uid(), kind=kind)
     built = time.perf_counter() - started
     vs.close()
-    print(json.dumps({"vectors": len(index), "build_s": round(built, 1),
-                      "vectors_per_s": round(len(index) / max(built, 1e-9))}))
+    files = sum(f.stat().st_size for f in index.path.iterdir()) if index.path else 0
+    print(json.dumps({"kind": kind, "vectors": len(index), "build_s": round(built, 1),
+                      "vectors_per_s": round(len(index) / max(built, 1e-9)),
+                      "index_mb": round(files / 1e6), "params": index.params.__dict__}))
 
 
 # -- stage: search function ------------------------------------------------------------------------
@@ -477,12 +487,37 @@ def table(r: dict[str, Any]) -> str:
     return "| measure | value |\n| --- | ---: |\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 
 
+def _suffix(args: argparse.Namespace) -> str:
+    """What names a result file: lexical only, the vector index kind when not HNSW, the memory cap."""
+    return (f"{'-lexical' if args.lexical_only else ''}"
+            f"{f'-ra{args.read_ahead_kb}' if args.read_ahead_kb is not None else ''}"
+            f"{f'-{args.vector_index}' if args.vector_index not in (None, 'hnsw') else ''}"
+            f"{f'-{args.memory_limit_gib:g}gib' if args.memory_limit_gib else ''}")
+
+
 def serving(result: dict[str, Any], home: Path, out: Path, args: argparse.Namespace) -> None:
     """The search and http stages (each under its own memory cap when one is asked for), and the
-    home's sizes on disk, into ``result``."""
+    home's sizes on disk, into ``result``; with ``--read-ahead-kb``, run with the disk's
+    read-ahead window set to that (and put back after)."""
+    from searchnasa.readahead import read_ahead_file
+
+    ra_file = read_ahead_file(home)
+    before = ra_file.read_text().strip() if ra_file is not None else None
+    if args.read_ahead_kb is not None:
+        if ra_file is None:
+            raise SystemExit(f"--read-ahead-kb: no block device read-ahead setting found for {home}")
+        ra_file.write_text(str(args.read_ahead_kb))
+    result["read_ahead_kb"] = int(ra_file.read_text()) if ra_file is not None else None
+    try:
+        _serving(result, home, out, args)
+    finally:
+        if args.read_ahead_kb is not None and ra_file is not None and before is not None:
+            ra_file.write_text(before)
+
+
+def _serving(result: dict[str, Any], home: Path, out: Path, args: argparse.Namespace) -> None:
     me = [PY, str(Path(__file__).resolve())]
-    search_json = out / (f"search{'-lexical' if args.lexical_only else ''}"
-                         f"{f'-{args.memory_limit_gib:g}gib' if args.memory_limit_gib else ''}.json")
+    search_json = out / f"search{_suffix(args)}.json"
     limit = int(args.memory_limit_gib * 2**30) if args.memory_limit_gib else None
     caps: list[MemoryCap] = []
 
@@ -529,9 +564,7 @@ def serve_only(args: argparse.Namespace) -> None:
                               "memory_limit_gib": args.memory_limit_gib}
     serving(result, args.home, out, args)
     result["load_average_end"] = os.getloadavg()
-    name = (f"serve{'-lexical' if args.lexical_only else ''}"
-            f"{f'-{args.memory_limit_gib:g}gib' if args.memory_limit_gib else ''}.json")
-    (out / name).write_text(json.dumps(result, indent=2))
+    (out / f"serve{_suffix(args)}.json").write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
 
 
@@ -555,9 +588,18 @@ def main() -> None:
                         help="search and http stages without vector search (no HNSW opened, no hybrid timings)")
     parser.add_argument("--serve-only", action="store_true",
                         help="only the search and http stages, on the existing home given by --home")
+    parser.add_argument("--vector-index", choices=("hnsw", "ivfpq"),
+                        help="the vector index to build and serve (default $SEARCHNASA_VECTOR_INDEX, else hnsw); "
+                             "passed to every stage as SEARCHNASA_VECTOR_INDEX")
+    parser.add_argument("--read-ahead-kb", type=int,
+                        help="run the serving stages with the home's disk read-ahead set to this many KB "
+                             "(root; restored after). Large windows make every page fault on a mapped "
+                             "index read that much: see docs/operations.md")
     parser.add_argument("--stage", help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, help="the home to reuse with --serve-only")
     args = parser.parse_args()
+    if args.vector_index:
+        os.environ["SEARCHNASA_VECTOR_INDEX"] = args.vector_index  # every stage's process inherits it
 
     if args.stage == "vectors":
         return stage_vectors(args.home, args.seed)

@@ -80,6 +80,40 @@ def test_hnsw_recall_against_exact_on_real_embeddings(bundle) -> None:
             assert abs(top_hnsw[rid] - sim) < 0.001
 
 
+def test_ivfpq_recall_against_exact_on_real_embeddings(bundle, tmp_path: Path) -> None:
+    """IVF-PQ picks candidates by 48-byte codes and re-ranks them by their int8 rows: recall@10 of
+    held-out real vectors (queries at the distances real ones have) against exact search."""
+    from searchnasa.semantic.ann import build_from_store, load_index, saved_kind
+    from searchnasa.semantic.ivfpq import FAISS_NAME, IvfPqIndex
+
+    rng = np.random.default_rng(11)
+    held = rng.choice(len(bundle.ids), 200, replace=False)
+    keep = np.setdiff1d(np.arange(len(bundle.ids)), held)
+    ids, matrix = [bundle.ids[i] for i in keep], bundle.matrix[keep]
+    vs = VectorStore(tmp_path)
+    vs.put_many([(rid, f"k{i}", matrix[i]) for i, rid in enumerate(ids)])
+    index = build_from_store(vs.conn, tmp_path, uid=vs.uid(), kind="ivfpq")
+    vs.close()
+    assert isinstance(index, IvfPqIndex) and saved_kind(tmp_path) == "ivfpq"
+    assert load_index(tmp_path, "hnsw") is None  # another kind is not served as HNSW
+    exact = ExactIndex(ids, matrix)
+    queries = bundle.matrix[held]
+    assert recall_at_k(exact, index, queries, k=10) >= 0.97
+    assert recall_at_k(exact, index, queries[:50], k=200) >= 0.9  # hybrid's 200 semantic candidates
+    # what stays in RAM is each vector's 48-byte code and its 8-byte row, besides the centroids (a
+    # fixed ~0.6 MB): far less than the 384-byte vectors, which stay on disk
+    centroids = 4 * (index.index.pq.M * index.index.pq.ksub * index.index.pq.dsub + index.params.nlist * 384)
+    per_vector = ((index.path / FAISS_NAME).stat().st_size - centroids) / len(ids)
+    assert 56 <= per_vector < 64, per_vector
+    # cosines are those of the int8 rows, within ~1e-4 of float; vectors come back by id and hash
+    for rid, sim in index.search(queries[0], 5):
+        assert abs(sim - float(matrix[ids.index(rid)] @ queries[0])) < 0.001
+    got = index.vectors_for([ids[7], "ntrs:no-such-record"])
+    assert list(got) == [ids[7]] and float(got[ids[7]] @ matrix[7]) > 0.999
+    with pytest.raises(IndexError):
+        index.vectors_at(np.array([len(ids)]))
+
+
 def test_exact_search_finds_a_stored_vector_first(bundle) -> None:
     exact = ExactIndex(bundle.ids, bundle.matrix)
     hits = exact.search(bundle.matrix[123], 3)
@@ -224,17 +258,23 @@ def test_semantic_mode_ranks_by_meaning(sem_home: Path) -> None:
     assert [h.id for h in resp.results] == [r for r, _ in provider.query_candidates("solar panels on satellites", 10)]
 
 
-# -- the provider over a saved HNSW index (what homes above EXACT_BELOW vectors get) -------------
+# -- the provider over a saved index (what homes above EXACT_BELOW vectors get): each test runs
+# over both kinds, the HNSW graph and IVF-PQ ------------------------------------------------------
 
-HNSW_BELOW = 1000  # the sample's 6,514 vectors then take the HNSW path, as 1M+ homes do
+HNSW_BELOW = 1000  # the sample's 6,514 vectors then take the saved-index path, as 1M+ homes do
+
+
+@pytest.fixture(scope="module", params=["hnsw", "ivfpq"])
+def ann_kind(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def hnsw_home(sem_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the sample home's vectors whose provider serves a saved HNSW index."""
+def ann_home(ann_kind: str, sem_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sample home's vectors whose provider serves a saved index of ``ann_kind``."""
     import shutil
 
-    home = tmp_path_factory.mktemp("hnsw_home")
+    home = tmp_path_factory.mktemp(f"{ann_kind}_home")
     shutil.copy2(sem_home / "store.sqlite3", home / "store.sqlite3")
     (home / "index").symlink_to(sem_home / "index")
     src = VectorStore(sem_home / "vectors")
@@ -246,21 +286,24 @@ def hnsw_home(sem_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def _reloading(vectors_dir: Path, **kw) -> SemanticProvider:
-    provider = SemanticProvider(vectors_dir, exact_below=HNSW_BELOW, **kw)
-    return provider
+def _reloading(vectors_dir: Path, kind: str, **kw) -> SemanticProvider:
+    return SemanticProvider(vectors_dir, exact_below=HNSW_BELOW, index_kind=kind, **kw)
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
     return (v / np.linalg.norm(v)).astype(np.float32)
 
 
-def test_hnsw_provider_matches_exact_search_without_holding_vectors(sem_home: Path, hnsw_home: Path) -> None:
+def test_saved_index_provider_matches_exact_search_without_holding_vectors(sem_home: Path, ann_kind: str,
+                                                                         ann_home: Path) -> None:
     exact = SemanticProvider(Settings().with_home(sem_home).vectors_dir)
-    approx = _reloading(hnsw_home / "vectors")
+    approx = _reloading(ann_home / "vectors", ann_kind)
     assert approx.count() == exact.count() == len(load_bundle())
-    assert approx._exact is None and approx._hnsw is not None
-    assert isinstance(approx._hnsw.ids, np.memmap) and not list((hnsw_home / "vectors").glob("ann-*/rows.npy"))
+    assert approx._exact is None and approx._ann is not None
+    assert approx._ann.kind == ann_kind and isinstance(approx._ann.ids, np.memmap)
+    # the graph is the only copy of the vectors; IVF-PQ keeps its int8 rows on disk, read per row
+    rows = list((ann_home / "vectors").glob("ann-*/rows.npy"))
+    assert (not rows) if ann_kind == "hnsw" else len(approx._ann.rows) == len(rows) * approx.count()
     overlap = []
     for q in ("spacecraft heat shield for atmospheric reentry", "wind tunnel noise", "nuclear reactor safety",
               "solar panels on satellites", "composite material fatigue"):
@@ -277,16 +320,18 @@ def test_hnsw_provider_matches_exact_search_without_holding_vectors(sem_home: Pa
     assert list(av) == ids
     assert min(float(ev[r] @ av[r]) for r in ids) > 0.999
     # a second process opens the saved index instead of building it again
-    again = _reloading(hnsw_home / "vectors")
-    assert again.count() == approx.count() and again._hnsw.path == approx._hnsw.path
+    again = _reloading(ann_home / "vectors", ann_kind)
+    assert again.count() == approx.count() and again._ann.path == approx._ann.path
 
 
-def test_hybrid_and_related_are_the_same_over_the_hnsw_index(sem_home: Path, hnsw_home: Path) -> None:
+def test_hybrid_and_related_are_the_same_over_the_saved_index(sem_home: Path, ann_kind: str,
+                                                             ann_home: Path) -> None:
     from searchnasa.search.related import find_related
 
     exact_service = SearchService(Settings().with_home(sem_home),
                                   semantic=SemanticProvider(Settings().with_home(sem_home).vectors_dir))
-    hnsw_service = SearchService(Settings().with_home(hnsw_home), semantic=_reloading(hnsw_home / "vectors"))
+    hnsw_service = SearchService(Settings().with_home(ann_home),
+                                 semantic=_reloading(ann_home / "vectors", ann_kind))
     same = 0
     queries = ["heat shield reentry", "turbine blade cooling", "lunar regolith", "rocket engine combustion",
                "radiation shielding for astronauts"]
@@ -302,7 +347,7 @@ def test_hybrid_and_related_are_the_same_over_the_hnsw_index(sem_home: Path, hns
     assert len(set(a) & set(b)) >= 9, (a, b)
 
 
-def test_hnsw_provider_finds_vectors_written_after_the_index(hnsw_home: Path, tmp_path: Path,
+def test_saved_index_provider_finds_vectors_written_after_the_index(ann_kind: str, ann_home: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import searchnasa.semantic.provider as provider_mod
 
@@ -310,13 +355,13 @@ def test_hnsw_provider_finds_vectors_written_after_the_index(hnsw_home: Path, tm
     vdir = tmp_path / "vectors"
     vdir.mkdir()
     dst = __import__("sqlite3").connect(vdir / VectorStore.FILENAME)
-    src = __import__("sqlite3").connect(hnsw_home / "vectors" / VectorStore.FILENAME)
+    src = __import__("sqlite3").connect(ann_home / "vectors" / VectorStore.FILENAME)
     src.backup(dst)
     src.close()
     dst.close()
-    provider = _reloading(vdir)
+    provider = _reloading(vdir, ann_kind)
     n = provider.count()
-    built = provider._hnsw.path
+    built = provider._ann.path
     rng = np.random.default_rng(3)
     fresh = _unit(rng.normal(size=384))
     vs = VectorStore(vdir)
@@ -330,34 +375,34 @@ def test_hnsw_provider_finds_vectors_written_after_the_index(hnsw_home: Path, tm
     assert provider.nearest(moved_to, 1)[0][0] == moved_id
     assert moved_id not in [r for r, _ in provider.nearest(old_vec, 20)]
     assert float(provider.vectors_for([moved_id])[moved_id] @ moved_to) > 0.999
-    assert provider._hnsw.path == built and len(provider._delta) == 2  # served, not rebuilt
+    assert provider._ann.path == built and len(provider._delta) == 2  # served, not rebuilt
     # past the delta limit the index is rebuilt (streaming) and saved, and the delta empties
-    eager = _reloading(vdir, delta_limit=1)
+    eager = _reloading(vdir, ann_kind, delta_limit=1)
     assert eager.count() == n + 1
-    assert eager._hnsw.path != built and len(eager._delta) == 0
+    assert eager._ann.path != built and len(eager._delta) == 0
     assert eager.nearest(fresh, 1)[0][0] == "ntrs:brand-new"
     assert eager.nearest(moved_to, 1)[0][0] == moved_id
     # the first provider picks the rebuilt index up on its next reload
     vs.put_many([("ntrs:another", "k-another", _unit(rng.normal(size=384)))])
     vs.close()
     assert provider.count() == n + 2
-    assert provider._hnsw.path == eager._hnsw.path and len(provider._delta) == 1
+    assert provider._ann.path == eager._ann.path and len(provider._delta) == 1
 
 
-def test_an_index_from_another_vector_store_is_not_served(hnsw_home: Path, tmp_path: Path) -> None:
+def test_an_index_from_another_vector_store_is_not_served(ann_kind: str, ann_home: Path, tmp_path: Path) -> None:
     import shutil
 
-    provider = _reloading(hnsw_home / "vectors")
+    provider = _reloading(ann_home / "vectors", ann_kind)
     assert provider.count() > HNSW_BELOW
     # the same folder layout, but a re-created vector store (new identity) with 1,200 vectors
     vdir = tmp_path / "vectors"
-    shutil.copytree(provider._hnsw.path, vdir / provider._hnsw.path.name)
-    shutil.copy2(hnsw_home / "vectors" / "ann.json", vdir / "ann.json")
+    shutil.copytree(provider._ann.path, vdir / provider._ann.path.name)
+    shutil.copy2(ann_home / "vectors" / "ann.json", vdir / "ann.json")
     bundle = load_bundle()
     vs = VectorStore(vdir)
     vs.put_many([(rid, f"k{i}", bundle.matrix[i]) for i, rid in enumerate(bundle.ids[:1200])])
     vs.close()
-    other = _reloading(vdir)
+    other = _reloading(vdir, ann_kind)
     assert other.count() == 1200
     assert other.nearest(bundle.matrix[5], 1)[0][0] == bundle.ids[5]
 
@@ -386,6 +431,22 @@ def test_embed_leaves_the_serving_index_built(tmp_path: Path, monkeypatch: pytes
     again = runner.invoke(app, ["embed", "--no-cache", "--home", str(home)], catch_exceptions=False)
     assert again.exit_code == 0 and "HNSW index ready" in again.output
     assert sorted(p.name for p in vdir.glob("ann-*")) == built  # reused, not rebuilt
+    # the compact kind on request; later runs (and servers) keep serving the kind last built
+    import subprocess
+    import sys
+
+    bad = subprocess.run([str(Path(sys.executable).parent / "searchnasa"), "embed", "--vector-index", "annoy",
+                          "--home", str(home)], capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "unknown vector index 'annoy'" in bad.stderr and "Traceback" not in bad.stderr
+    compact = runner.invoke(app, ["embed", "--no-cache", "--vector-index", "ivfpq", "--home", str(home)],
+                            catch_exceptions=False)
+    assert compact.exit_code == 0 and "IVF-PQ index ready" in compact.output, compact.output
+    built = sorted(p.name for p in vdir.glob("ann-*"))
+    assert len(built) == 1 and (vdir / built[0] / "ivfpq.faiss").is_file()
+    again = runner.invoke(app, ["embed", "--no-cache", "--home", str(home)], catch_exceptions=False)
+    assert "IVF-PQ index ready" in again.output and sorted(p.name for p in vdir.glob("ann-*")) == built
+    served = SemanticProvider(vdir, exact_below=1000)
+    assert served.count() == len(index) and served._ann.kind == "ivfpq"
 
     fresh = tmp_path / "small"  # below the threshold nothing is built: exact search in RAM
     monkeypatch.setattr(ann, "EXACT_BELOW", 50_000)
@@ -415,14 +476,14 @@ def test_vectors_written_since_a_version_come_in_id_order_through_the_version_in
     vs.close()
 
 
-def test_vectors_and_similarities_by_id_hash_match_those_by_id(sem_home: Path, hnsw_home: Path,
+def test_vectors_and_similarities_by_id_hash_match_those_by_id(sem_home: Path, ann_kind: str, ann_home: Path,
                                                                tmp_path: Path) -> None:
     """The lexical index's ``key`` fast field (``id_key``) names a record's vector as well as its id
     does, in the exact provider and the saved HNSW index (keys.npy)."""
     from searchnasa.index.schema import id_key
 
     exact = SemanticProvider(Settings().with_home(sem_home).vectors_dir)
-    approx = _reloading(hnsw_home / "vectors")
+    approx = _reloading(ann_home / "vectors", ann_kind)
     ids = [r for r, _ in exact.query_candidates("wind tunnel noise", 30)]
     keys = [id_key(r) for r in ids] + [12345]  # one hash no record has
     text = "wind tunnel noise"

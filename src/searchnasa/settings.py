@@ -29,6 +29,11 @@ class Settings:
     # Which embedding backend makes vectors (documents and queries): "torch" (fp32, the default)
     # or "onnx" (int8, measured 2.7x faster at equal SciFact quality). Validated where it is used (semantic.embedder.check_backend); see docs/architecture.md.
     embed_backend: str = field(default_factory=lambda: _env("EMBED_BACKEND", "torch"))
+    # Which saved vector index serves collections past 50,000 vectors: "hnsw" (usearch graph, the
+    # fastest, wants ~0.5 GiB of RAM per million vectors) or "ivfpq" (faiss, ~0.06 GiB per million in
+    # RAM, int8 rows read from disk per query) for machines whose RAM cannot hold the graph. Empty:
+    # whichever `searchnasa embed --vector-index` last built (HNSW when none). See docs/scaling.md.
+    vector_index: str = field(default_factory=lambda: _env("VECTOR_INDEX", ""))
 
     @property
     def store_path(self) -> Path:

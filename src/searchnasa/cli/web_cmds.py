@@ -90,6 +90,11 @@ def serve(
         from ..index.health import ensure_healthy_index
 
         ensure_healthy_index(settings.home, settings.index_dir)
+        from ..readahead import read_ahead_warning
+
+        warning = read_ahead_warning(settings.index_dir, settings.vectors_dir)
+        if warning:
+            err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     err_console.print(f"serving {settings.home} on http://{host}:{port} ({workers} worker(s))",
                       highlight=False)
     _nodelay_shared_socket()

@@ -42,6 +42,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -63,6 +64,10 @@ META_NAME = "ann.json"
 # id-hash lookup (keys.npy, key_rows.npy). Both 2026-12-01; an index of another layout is rebuilt.
 LAYOUT = 3
 BUILD_CHUNK = 50_000
+# The kinds of saved index: "hnsw" (usearch graph of int8 vectors, all of it wanted in RAM: the
+# fastest) and "ivfpq" (faiss IVF-PQ: 48-byte codes in RAM, int8 rows read from disk per query, for
+# machines whose RAM cannot hold the graph next to the lexical index; see ivfpq.py).
+KINDS = ("hnsw", "ivfpq")
 
 
 def to_int8(matrix: np.ndarray) -> np.ndarray:
@@ -150,23 +155,21 @@ def _new_usearch(params: HnswParams) -> object:
                  expansion_add=params.expansion_add, expansion_search=params.expansion_search)
 
 
-class HnswIndex:
-    """usearch HNSW over int8 vectors; a vector's key is its row in the sorted :attr:`ids` array.
+class SavedIndex:
+    """What every saved approximate index shares: rows named by sorted ids, found by id or id hash.
 
-    The graph holds the only copy of the vectors the index serves (int8, :func:`to_int8`): the graph
-    is walked with the query in int8, the cosines reported are the float query's against the int8
-    vectors found, and seeds and fused candidates get their vectors from the graph too
-    (:meth:`vectors_at`).
-    """
+    A vector's row (its key in the approximate index) is its position in the sorted :attr:`ids`
+    array, so key -> id is an array read and id -> key a binary search. Subclasses store the
+    vectors and search them (:class:`HnswIndex`: a usearch graph; ``ivfpq.IvfPqIndex``: faiss
+    IVF-PQ codes in RAM with the int8 rows on disk)."""
 
-    def __init__(self, ids: np.ndarray, index: object, params: HnswParams, keys: np.ndarray,
-                 key_rows: np.ndarray, version: str | None = None, uid: str | None = None,
-                 path: Path | None = None) -> None:
+    kind = ""
+
+    def __init__(self, ids: np.ndarray, keys: np.ndarray, key_rows: np.ndarray, version: str | None = None,
+                 uid: str | None = None, path: Path | None = None) -> None:
         self.ids = ids          # sorted fixed-width bytes (np.ndarray of dtype S<n>), maybe memory-mapped
         self.keys = keys        # the ids' id_key hashes, sorted (uint64), maybe memory-mapped
-        self.key_rows = key_rows  # the row (HNSW key) of each hash in ``keys`` (uint32)
-        self.index = index
-        self.params = params
+        self.key_rows = key_rows  # the row of each hash in ``keys`` (uint32)
         self.version = version  # vector store version the index was built from
         self.uid = uid          # vector store identity it was built from
         self.path = path
@@ -174,7 +177,7 @@ class HnswIndex:
     def __len__(self) -> int:
         return len(self.ids)
 
-    # -- ids <-> keys -------------------------------------------------------------------------
+    # -- ids <-> rows -------------------------------------------------------------------------
     def id_of(self, key: int) -> str:
         return bytes(self.ids[int(key)]).decode()
 
@@ -203,13 +206,12 @@ class HnswIndex:
 
     # -- vectors ------------------------------------------------------------------------------
     def vectors_at(self, keys: np.ndarray) -> np.ndarray:
-        """Unit float32 vectors for keys, read from the graph (only those nodes' pages)."""
-        keys = np.asarray(keys, dtype=np.uint64)
-        if not len(keys):
-            return np.zeros((0, DIM), dtype=np.float32)
-        if int(keys.max()) >= len(self.ids):
-            raise IndexError("vector key out of range")
-        return unit_rows(np.vstack(self.index.get(keys, dtype=np.int8)))
+        """Unit float32 vectors for rows (the subclass reads them from where it keeps them)."""
+        raise NotImplementedError
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest records with their cosines to the (float) query, best first."""
+        raise NotImplementedError
 
     def vectors_for(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
         keys = self.keys_of(list(ids))
@@ -226,6 +228,41 @@ class HnswIndex:
         mat = self.vectors_at(np.fromiter(rows.values(), dtype=np.int64, count=len(rows)))
         return {k: mat[i] for i, k in enumerate(rows)}
 
+    def _ranked(self, rows: np.ndarray, vector: np.ndarray, k: int | None = None) -> list[tuple[str, float]]:
+        """The best ``k`` (default: all) of ``rows`` as (id, cosine to ``vector`` from their stored
+        vectors), best first."""
+        sims = self.vectors_at(rows) @ vector
+        order = np.argsort(-sims, kind="stable")[:k]
+        return [(self.id_of(rows[i]), float(sims[i])) for i in order]
+
+
+class HnswIndex(SavedIndex):
+    """usearch HNSW over int8 vectors; a vector's key is its row in the sorted :attr:`ids` array.
+
+    The graph holds the only copy of the vectors the index serves (int8, :func:`to_int8`): the graph
+    is walked with the query in int8, the cosines reported are the float query's against the int8
+    vectors found, and seeds and fused candidates get their vectors from the graph too
+    (:meth:`vectors_at`).
+    """
+
+    kind = "hnsw"
+
+    def __init__(self, ids: np.ndarray, index: object, params: HnswParams, keys: np.ndarray,
+                 key_rows: np.ndarray, version: str | None = None, uid: str | None = None,
+                 path: Path | None = None) -> None:
+        super().__init__(ids, keys, key_rows, version, uid, path)
+        self.index = index
+        self.params = params
+
+    def vectors_at(self, keys: np.ndarray) -> np.ndarray:
+        """Unit float32 vectors for keys, read from the graph (only those nodes' pages)."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        if not len(keys):
+            return np.zeros((0, DIM), dtype=np.float32)
+        if int(keys.max()) >= len(self.ids):
+            raise IndexError("vector key out of range")
+        return unit_rows(np.vstack(self.index.get(keys, dtype=np.int8)))
+
     def search(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest records with their cosines to the (float) query.
 
@@ -240,9 +277,7 @@ class HnswIndex:
         vector = np.asarray(vector, dtype=np.float32)
         self.index.expansion_search = max(self.params.expansion_search, 2 * k)
         keys = np.asarray(self.index.search(to_int8(vector), k).keys, dtype=np.int64)
-        sims = self.vectors_at(keys) @ vector
-        order = np.argsort(-sims, kind="stable")
-        return [(self.id_of(keys[i]), float(sims[i])) for i in order]
+        return self._ranked(keys, vector)
 
     # -- building -----------------------------------------------------------------------------
     @classmethod
@@ -277,32 +312,67 @@ class HnswIndex:
 
     @classmethod
     def load(cls, folder: Path, version: str | None = None) -> HnswIndex | None:
-        """The saved index (memory-mapped), or None when missing, unreadable, or not of ``version``."""
+        """The saved index (memory-mapped), or None when missing, unreadable, of another kind, or
+        not of ``version``."""
         Index = _usearch_index()
 
-        folder = Path(folder)
-        try:
-            meta = orjson.loads((folder / META_NAME).read_bytes())
-        except (FileNotFoundError, ValueError):
+        saved = read_saved(folder, cls.kind, version)
+        if saved is None:
             return None
-        if meta.get("layout") != LAYOUT:
-            return None  # an earlier layout (ids in the JSON; usearch-quantized graph): rebuilt, not migrated
-        if version is not None and meta.get("version") != version:
-            return None
-        path = folder / meta["dir"]
+        meta, path, ids, keys, key_rows = saved
         try:
-            ids = np.load(path / "ids.npy", mmap_mode="r")
-            keys = np.load(path / "keys.npy", mmap_mode="r")
-            key_rows = np.load(path / "key_rows.npy", mmap_mode="r")
             index = Index.restore(str(path / "graph.usearch"), view=True)
         except (OSError, ValueError) as exc:
             log.warning("cannot open the saved HNSW index %s: %s", path, exc)
             return None
-        if index is None or not len(index) == len(ids) == len(keys) == meta.get("count"):
+        if index is None or len(index) != len(ids):
             return None
         params = HnswParams(**meta.get("params", {}))
         return cls(ids, index, params, keys, key_rows, version=meta.get("version"), uid=meta.get("uid"),
                    path=path)
+
+
+def read_saved(folder: Path, kind: str, version: str | None = None
+               ) -> tuple[dict, Path, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(meta, folder, ids, keys, key_rows) of the saved index of ``kind`` named by ``ann.json``,
+    memory-mapped; None when there is none, it is of another kind, layout or version, or unreadable."""
+    folder = Path(folder)
+    try:
+        meta = orjson.loads((folder / META_NAME).read_bytes())
+    except (FileNotFoundError, ValueError):
+        return None
+    if meta.get("layout") != LAYOUT or meta.get("kind", "hnsw") != kind:
+        return None  # an earlier layout (ids in the JSON; usearch-quantized graph), or another kind: rebuilt
+    if version is not None and meta.get("version") != version:
+        return None
+    path = folder / meta["dir"]
+    try:
+        ids = np.load(path / "ids.npy", mmap_mode="r")
+        keys = np.load(path / "keys.npy", mmap_mode="r")
+        key_rows = np.load(path / "key_rows.npy", mmap_mode="r")
+    except (OSError, ValueError) as exc:
+        log.warning("cannot open the saved vector index %s: %s", path, exc)
+        return None
+    if not len(ids) == len(keys) == len(key_rows) == meta.get("count"):
+        return None
+    return meta, path, ids, keys, key_rows
+
+
+def saved_kind(folder: Path) -> str | None:
+    """The kind of index ``ann.json`` names (``hnsw`` or ``ivfpq``), or None when there is none."""
+    try:
+        return orjson.loads((Path(folder) / META_NAME).read_bytes()).get("kind", "hnsw")
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def load_index(folder: Path, kind: str = "hnsw", version: str | None = None) -> SavedIndex | None:
+    """The saved index of ``kind`` (see :data:`KINDS`), or None (missing, another kind, stale)."""
+    if kind == "ivfpq":
+        from .ivfpq import IvfPqIndex
+
+        return IvfPqIndex.load(folder, version)
+    return HnswIndex.load(folder, version)
 
 
 def _fresh_dir(folder: Path, version: str) -> Path:
@@ -312,13 +382,14 @@ def _fresh_dir(folder: Path, version: str) -> Path:
     return target
 
 
-def _publish(folder: Path, target: Path, version: str, uid: str | None, count: int, params: HnswParams) -> None:
+def _publish(folder: Path, target: Path, version: str, uid: str | None, count: int, params: object,
+             kind: str = "hnsw") -> None:
     """Point ``ann.json`` at ``target`` (atomic rename), then remove older ``ann-*`` folders.
 
     A process still serving an older folder keeps its memory maps: on POSIX a removed file lives
     until its last mapping goes."""
-    meta = {"layout": LAYOUT, "version": version, "uid": uid, "dir": target.name, "count": count,
-            "params": params.__dict__}
+    meta = {"layout": LAYOUT, "kind": kind, "version": version, "uid": uid, "dir": target.name,
+            "count": count, "params": params.__dict__}
     tmp = folder / f"{META_NAME}.{uuid.uuid4().hex[:8]}.tmp"
     tmp.write_bytes(orjson.dumps(meta))
     os.replace(tmp, folder / META_NAME)
@@ -329,16 +400,33 @@ def _publish(folder: Path, target: Path, version: str, uid: str | None, count: i
         legacy.unlink(missing_ok=True)
 
 
-def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = None,
-                     params: HnswParams | None = None, threads: int = 0,
-                     chunk: int = BUILD_CHUNK) -> HnswIndex:
-    """Build and save the HNSW index of every vector in a vector store, streaming.
+class _HnswBuilder:
+    """Adds streamed chunks to a usearch graph (see :func:`build_from_store`)."""
+
+    def __init__(self, params: HnswParams, threads: int) -> None:
+        self.params, self.threads = params, threads
+        self.index = _new_usearch(params)
+
+    def add(self, start: int, mat: np.ndarray) -> None:
+        self.index.add(np.arange(start, start + len(mat), dtype=np.uint64), to_int8(mat), threads=self.threads)
+
+    def save(self, target: Path) -> None:
+        self.index.save(str(target / "graph.usearch"))
+        del self.index
+
+
+def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = None, kind: str = "hnsw",
+                     params: object | None = None, threads: int = 0, chunk: int = BUILD_CHUNK) -> SavedIndex:
+    """Build and save the vector index (``kind``: see :data:`KINDS`) of every vector in a vector
+    store, streaming.
 
     Reads the rows in id order in one read transaction (a consistent snapshot whose version the
     index records) and writes the ids straight into a memory-mapped file, so the builder holds one
-    chunk of float vectors at a time plus usearch's graph, never the whole float matrix or a list
-    of every id."""
-    params = params or HnswParams()
+    chunk of float vectors at a time plus what the index itself keeps (usearch's graph; IVF-PQ's
+    codes, its int8 rows going to a memory-mapped file), never the whole float matrix or a list of
+    every id."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown vector index kind {kind!r}: choose one of {', '.join(KINDS)}")
     folder = Path(folder)
     cur = conn.cursor()
     cur.execute("BEGIN")
@@ -350,13 +438,21 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
         target = _fresh_dir(folder, version)
         ids = np.lib.format.open_memmap(target / "ids.npy", mode="w+", dtype=f"S{width}", shape=(count,))
         hashes = np.zeros(count, dtype=np.uint64)  # 8 bytes a vector, sorted into keys.npy below
-        index = _new_usearch(params)
+        builder: Any
+        if kind == "ivfpq":
+            from .ivfpq import IvfPqBuilder, IvfPqParams
+
+            params = params or IvfPqParams.for_count(count)
+            builder = IvfPqBuilder(params, cur, count, target, threads)
+        else:
+            params = params or HnswParams()
+            builder = _HnswBuilder(params, threads)  # type: ignore[arg-type]
         start = 0
         for chunk_ids, mat in _chunks(cur.execute("SELECT id, vec FROM vectors ORDER BY id"), chunk):
             end = start + len(chunk_ids)
             ids[start:end] = chunk_ids
             hashes[start:end] = [id_key(b.decode()) for b in chunk_ids]
-            index.add(np.arange(start, end, dtype=np.uint64), to_int8(mat), threads=threads)
+            builder.add(start, mat)
             start = end
     finally:
         cur.execute("COMMIT")
@@ -371,12 +467,12 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
     np.save(target / "keys.npy", keys)
     np.save(target / "key_rows.npy", key_rows)
     del hashes, keys, key_rows
-    index.save(str(target / "graph.usearch"))
-    del index
-    _publish(folder, target, version, uid, count, params)
-    loaded = HnswIndex.load(folder, version)
+    builder.save(target)
+    del builder
+    _publish(folder, target, version, uid, count, params, kind)
+    loaded = load_index(folder, kind, version)
     if loaded is None:
-        raise RuntimeError(f"the HNSW index just saved in {target} does not load")
+        raise RuntimeError(f"the vector index just saved in {target} does not load")
     return loaded
 
 
@@ -403,7 +499,7 @@ def _chunks(cursor: Iterator[tuple[str, bytes]], size: int) -> Iterator[tuple[li
         yield [r[0].encode() for r in batch], mat.astype(np.float32)
 
 
-def recall_at_k(exact: ExactIndex, approx: ExactIndex | HnswIndex, queries: np.ndarray, k: int = 10) -> float:
+def recall_at_k(exact: ExactIndex, approx: ExactIndex | SavedIndex, queries: np.ndarray, k: int = 10) -> float:
     """Share of the exact top-k that the approximate index also returns (averaged over queries)."""
     hits = 0
     for q in queries:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..settings import Settings, get_settings
-from .ann import EXACT_BELOW, ExactIndex, HnswIndex, build_from_store
+from .ann import EXACT_BELOW, KINDS, ExactIndex, SavedIndex, build_from_store, load_index, saved_kind
 from .embedder import Embedder, EmbedderBusy, get_embedder
 from .vectors import VectorStore
 
@@ -57,8 +57,14 @@ class SemanticProvider:
     """Semantic candidates for queries and records, from one home's vectors."""
 
     def __init__(self, vectors_dir: Path, embedder: Embedder | None = None,
-                 exact_below: int = EXACT_BELOW, delta_limit: int = DELTA_LIMIT) -> None:
+                 exact_below: int = EXACT_BELOW, delta_limit: int = DELTA_LIMIT,
+                 index_kind: str | None = None) -> None:
+        if index_kind and index_kind not in KINDS:
+            raise ValueError(f"unknown vector index {index_kind!r}: choose one of {', '.join(KINDS)}")
         self.vectors_dir = Path(vectors_dir)
+        # which saved index serves above exact_below (ann.KINDS); None: the kind already saved
+        # (as `searchnasa embed --vector-index` built it), HNSW when there is none
+        self.index_kind = index_kind or None
         self._embedder = embedder
         self._exact_below = exact_below
         self._delta_limit = delta_limit
@@ -66,10 +72,10 @@ class SemanticProvider:
         self._version: str | None = None
         self._checked = 0.0
         self._count = 0
-        # small collections: everything in one exact index; large: the saved HNSW index
-        # (memory-mapped) plus an exact index of the vectors newer than it (``_delta``)
+        # small collections: everything in one exact index; large: the saved approximate index
+        # (HNSW or IVF-PQ, memory-mapped) plus an exact index of the vectors newer than it (``_delta``)
         self._exact: ExactIndex | None = None
-        self._hnsw: HnswIndex | None = None
+        self._ann: SavedIndex | None = None
         self._delta: ExactIndex | None = None
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._loader: threading.Thread | None = None
@@ -101,41 +107,45 @@ class SemanticProvider:
     def _load(self, vs: VectorStore, version: str) -> None:
         """Pick the cheapest correct way to serve the store's vectors at ``version``."""
         uid = vs.uid()
-        hnsw = self._usable(HnswIndex.load(self.vectors_dir), vs, uid, version)
-        if hnsw is None:
+        ann = self._usable(load_index(self.vectors_dir, self._kind()), vs, uid, version)
+        if ann is None:
             total = vs.count()
             if total < self._exact_below:
                 ids, matrix = vs.load_all()
-                self._exact, self._hnsw, self._delta, self._count = ExactIndex(ids, matrix), None, None, len(ids)
+                self._exact, self._ann, self._delta, self._count = ExactIndex(ids, matrix), None, None, len(ids)
                 log.info("semantic provider: %d vectors (exact search)", len(ids))
                 return
-            hnsw = self._build(vs, uid, version)
-        delta_ids, delta_matrix = vs.load_since(str(hnsw.version))
+            ann = self._build(vs, uid, version)
+        delta_ids, delta_matrix = vs.load_since(str(ann.version))
         delta = ExactIndex(delta_ids, delta_matrix)
-        new = len(delta_ids) - len(hnsw.keys_of(delta_ids))
-        self._exact, self._hnsw, self._delta, self._count = None, hnsw, delta, len(hnsw) + new
-        log.info("semantic provider: %d vectors (HNSW index of %d, %d newer held exactly)",
-                 self._count, len(hnsw), len(delta))
+        new = len(delta_ids) - len(ann.keys_of(delta_ids))
+        self._exact, self._ann, self._delta, self._count = None, ann, delta, len(ann) + new
+        log.info("semantic provider: %d vectors (%s index of %d, %d newer held exactly)",
+                 self._count, ann.kind, len(ann), len(delta))
 
-    def _usable(self, hnsw: HnswIndex | None, vs: VectorStore, uid: str, version: str) -> HnswIndex | None:
-        """``hnsw`` if it was built from this store and few enough vectors are newer than it."""
-        if hnsw is None or hnsw.uid != uid or int(hnsw.version or 0) > int(version):
+    def _kind(self) -> str:
+        return self.index_kind or saved_kind(self.vectors_dir) or "hnsw"
+
+    def _usable(self, ann: SavedIndex | None, vs: VectorStore, uid: str, version: str) -> SavedIndex | None:
+        """``ann`` (the saved index) if it was built from this store and few enough vectors are newer than it."""
+        if ann is None or ann.uid != uid or int(ann.version or 0) > int(version):
             return None  # none, or built from another (or a re-created) vector store
-        if vs.count_since(str(hnsw.version)) > self._delta_limit:
+        if vs.count_since(str(ann.version)) > self._delta_limit:
             return None
-        return hnsw
+        return ann
 
-    def _build(self, vs: VectorStore, uid: str, version: str) -> HnswIndex:
+    def _build(self, vs: VectorStore, uid: str, version: str) -> SavedIndex:
         """Build and save the index; one process at a time (serve workers share the folder)."""
         self.vectors_dir.mkdir(parents=True, exist_ok=True)
         with open(self.vectors_dir / "ann.lock", "a+b") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
-                ready = self._usable(HnswIndex.load(self.vectors_dir), vs, uid, version)
+                kind = self._kind()
+                ready = self._usable(load_index(self.vectors_dir, kind), vs, uid, version)
                 if ready is not None:  # another process built it while this one waited
                     return ready
-                log.info("building the HNSW index over the vectors of %s", self.vectors_dir)
-                return build_from_store(vs.conn, self.vectors_dir, uid=uid)
+                log.info("building the %s index over the vectors of %s", kind, self.vectors_dir)
+                return build_from_store(vs.conn, self.vectors_dir, uid=uid, kind=kind)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
@@ -234,15 +244,15 @@ class SemanticProvider:
         """Up to ``k`` (id, cosine) nearest to a unit vector, best first."""
         self._refresh()
         with self._lock:
-            exact, hnsw, delta = self._exact, self._hnsw, self._delta
+            exact, ann, delta = self._exact, self._ann, self._delta
         if exact is not None:
             return exact.search(vector, k)
-        if hnsw is None:
+        if ann is None:
             return []
         if not delta:
-            return hnsw.search(vector, k)
+            return ann.search(vector, k)
         # vectors changed since the build are in both: the graph's copy is stale, the delta's is not
-        found = [(rid, sim) for rid, sim in hnsw.search(vector, k + len(delta) if len(delta) < k else 2 * k)
+        found = [(rid, sim) for rid, sim in ann.search(vector, k + len(delta) if len(delta) < k else 2 * k)
                  if rid not in delta]
         found.extend(delta.search(vector, k))
         found.sort(key=lambda pair: -pair[1])
@@ -262,20 +272,20 @@ class SemanticProvider:
         the graph was built comes from the delta, the rest from the graph."""
         self._refresh()
         with self._lock:
-            exact, hnsw, delta = self._exact, self._hnsw, self._delta
+            exact, ann, delta = self._exact, self._ann, self._delta
         if exact is not None:
             return getattr(exact, lookup)(names)
-        if hnsw is None:
+        if ann is None:
             return {}
         out = getattr(delta, lookup)(names) if delta else {}
         rest = [n for n in names if n not in out]
         if rest:
-            out.update(getattr(hnsw, lookup)(rest))
+            out.update(getattr(ann, lookup)(rest))
         return out
 
 
-def prepare_serving_index(vectors_dir: Path) -> str:
-    """Build (and save) the HNSW index a server would otherwise build on its first query.
+def prepare_serving_index(vectors_dir: Path, index_kind: str | None = None) -> str:
+    """Build (and save) the vector index a server would otherwise build on its first query.
 
     A provider that finds no usable index above :data:`~.ann.EXACT_BELOW` vectors builds one
     inside the request that notices (minutes at millions of vectors); ``searchnasa embed`` calls
@@ -283,11 +293,12 @@ def prepare_serving_index(vectors_dir: Path) -> str:
     how the vectors will be served. Needs no model: only the vectors are read."""
     from . import ann
 
-    provider = SemanticProvider(vectors_dir, exact_below=ann.EXACT_BELOW)
+    provider = SemanticProvider(vectors_dir, exact_below=ann.EXACT_BELOW, index_kind=index_kind)
     count = provider.count()
-    if provider._hnsw is None:
+    if provider._ann is None:
         return f"{count:,} vectors, searched exactly (no index needed below {ann.EXACT_BELOW:,})"
-    return f"{count:,} vectors, HNSW index ready ({len(provider._hnsw):,} in the graph)"
+    name = {"hnsw": "HNSW", "ivfpq": "IVF-PQ"}[provider._ann.kind]
+    return f"{count:,} vectors, {name} index ready ({len(provider._ann):,} indexed)"
 
 
 _providers: dict[Path, SemanticProvider] = {}
@@ -301,5 +312,5 @@ def open_provider(settings: Settings | None = None) -> SemanticProvider:
     with _providers_lock:
         provider = _providers.get(path)
         if provider is None:
-            provider = _providers[path] = SemanticProvider(path)
+            provider = _providers[path] = SemanticProvider(path, index_kind=settings.vector_index or None)
         return provider
