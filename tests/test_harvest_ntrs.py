@@ -142,7 +142,10 @@ def test_faults_during_a_harvest_lose_and_duplicate_nothing(collection, tmp_home
         ids = stored_ids(store)
         assert len(ids) == len(set(ids)) == 2000
         assert set(ids) == expected_ids(collection[:2000])
-        assert report.retries == 10
+        # one retry per injected fault; only timeouts may add more, when a loaded machine (the 2
+        # cores shared with other jobs) answers an ordinary request slower than the 0.3 s timeout
+        timeouts = sum(n for reason, n in report.retry_reasons.items() if "timeout" in reason)
+        assert report.retries - timeouts == 9 and timeouts >= 1, report.retry_reasons
         reasons = " ".join(report.retry_reasons)
         for word in ("429", "500", "timeout", "unexpected body", "connection error", "502"):
             assert word in reasons

@@ -152,3 +152,33 @@ def test_source_filtered_estimates_scale_by_the_page_count(indexed_home: Path, m
     assert abs(sum(b.count for b in est.facets["decade"]) - dated) < 0.15 * dated
     top = max(exact_osti.facets["decade"], key=lambda b: b.count)
     assert abs({b.value: b.count for b in est.facets["decade"]}[top.value] - top.count) < 0.35 * top.count
+
+
+@pytest.mark.parametrize("exact_max", [40_000, 50])  # the sample: every facet exact; or mostly sampled
+def test_facets_counted_beside_the_page_equal_those_counted_after_it(indexed_home: Path, monkeypatch,
+                                                                      exact_max: int) -> None:
+    """The facet pass runs on another thread while the page is ranked, so it no longer gets the
+    page's count; it counts the matches itself. The counts (and which facets are estimated) must
+    be those the sequential pass, given the page's total, computes."""
+    import threading
+
+    monkeypatch.setattr(svc, "FACET_EXACT_MAX", exact_max)
+    monkeypatch.setenv("SEARCHNASA_FACET_CACHE", "0")
+    service = SearchService(Settings().with_home(indexed_home))
+    threads: set[str] = set()
+    inner = service._facets
+
+    def recorded(*args, **kwargs):
+        threads.add(threading.current_thread().name)
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(service, "_facets", recorded)
+    searcher, schema = service.reader.searcher(), service.reader.index.schema
+    for q, kw in (("wind tunnel", {}), ("engine", {"source": "ntrs"}), ('"heat transfer"', {}),
+                  ("", {"year_from": 1990}), ("combustion", {"sort": "newest", "page": 2})):
+        resp = lexical(service, q, **kw)
+        req = SearchRequest(q=q, mode="lexical", **kw)
+        base = svc.compile_node(schema, svc.parse(q).tree)
+        after = inner(searcher, schema, base, service._filters(schema, req), known_total=resp.total)
+        assert (resp.facets, resp.facets_estimated) == (after[0], after[1]), q
+    assert threads and all(name.startswith("facets") for name in threads)  # not the request's thread
