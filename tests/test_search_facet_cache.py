@@ -182,3 +182,14 @@ def test_facets_counted_beside_the_page_equal_those_counted_after_it(indexed_hom
         after = inner(searcher, schema, base, service._filters(schema, req), known_total=resp.total)
         assert (resp.facets, resp.facets_estimated) == (after[0], after[1]), q
     assert threads and all(name.startswith("facets") for name in threads)  # not the request's thread
+    # with another search running, the cores are busy: the facets are counted after the page, on
+    # the request's own thread, from the page's count, and come out the same
+    alone = lexical(service, "wind tunnel")
+    threads.clear()
+    service._in_flight = 1
+    try:
+        busy = lexical(service, "wind tunnel")
+    finally:
+        service._in_flight = 0
+    assert threads == {threading.current_thread().name}
+    assert (busy.facets, busy.facets_estimated, busy.total) == (alone.facets, alone.facets_estimated, alone.total)

@@ -37,13 +37,12 @@ def embed(
 ) -> None:
     """Embed new and changed records (title + abstract) for semantic search; resumable."""
     from ..batch import batch_client, check_scheduler, describe_scheduler, embed_distributed
+    from ..semantic.ann import KINDS
     from ..semantic.bundle import ChainCache, load_bundle
     from ..semantic.cache import open_default_cache
     from ..semantic.embedder import Embedder, check_backend, use_backend
     from ..semantic.vectors import VectorStore
     from ..store import open_store
-
-    from ..semantic.ann import KINDS
 
     check_scheduler(scheduler, workers)
     settings = settings_for(home)

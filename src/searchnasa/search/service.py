@@ -14,7 +14,8 @@ Totals are exact unless the query is over the work budget (:mod:`.budget`): then
 OR alternatives are dropped before running, and the total is flagged as a lower bound.
 
 Facet counts are computed on a thread of :func:`facet_pool` while the request's thread ranks the
-page (Tantivy releases the GIL in both), so a search uses two cores when it has them.
+page (Tantivy releases the GIL in both), so a search uses two cores when it is the only one
+running; under concurrent load they are counted after the page, on the request's thread.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def facet_pool() -> ThreadPoolExecutor:
 
     Tantivy releases the GIL while it searches and aggregates, so a search's facet aggregations run
     on a second core beside its ranked page instead of after it: at 4M records the two cost about
-    the same, and running them side by side took the search function's p95 from 37 to 26 ms
+    the same, and running them side by side took the search function's p95 from 37 to 24 ms
     (bench/README.md, "Facets beside the page")."""
     global _facet_pool
     with _facet_pool_lock:
@@ -144,6 +145,7 @@ class SearchService:
         self._store: Store | None = None
         self._facet_cache: OrderedDict[tuple[Any, ...], tuple[dict[str, list[FacetBucket]], list[str]]] = OrderedDict()
         self._facet_lock = threading.Lock()
+        self._in_flight = 0  # searches running in this service now (see ``search``)
 
     def clear_caches(self) -> None:
         """Forget cached facet counts (benchmarks measuring cold searches call it)."""
@@ -211,7 +213,21 @@ class SearchService:
 
     # -- search -----------------------------------------------------------------------------------
     def search(self, req: SearchRequest) -> SearchResponse:
-        """Run one search; never raises on query text (bad text degrades, with a notice)."""
+        """Run one search; never raises on query text (bad text degrades, with a notice).
+
+        A search running alone counts its facets on a second thread beside its page; when others
+        are running too, the cores are already busy and the extra thread would only add work (its
+        own count of the matches), so it counts them after its page, as before."""
+        with self._facet_lock:
+            self._in_flight += 1
+            alone = self._in_flight == 1
+        try:
+            return self._search(req, facets_beside=alone)
+        finally:
+            with self._facet_lock:
+                self._in_flight -= 1
+
+    def _search(self, req: SearchRequest, facets_beside: bool) -> SearchResponse:
         started = time.perf_counter()
         # read before taking the searcher: a commit in between makes the key older than the
         # snapshot, so a cached entry can only ever be newer than the key says, never stale
@@ -274,7 +290,8 @@ class SearchService:
         # The facets need only the query and the filters: counted on another thread meanwhile.
         # They learn the number of matches from their own exact source pass rather than from the
         # page's count (which they would otherwise wait for); the counts come out the same.
-        facet_job = facet_pool().submit(self._cached_facets, snapshot, searcher, schema, base, filters, None)
+        facet_job = (facet_pool().submit(self._cached_facets, snapshot, searcher, schema, base, filters, None)
+                     if facets_beside else None)
 
         # A total of None means "not counted by the page": the facets' exact source pass has it.
         total: int | None
@@ -288,7 +305,8 @@ class SearchService:
                 searcher, schema, main, admitted, all_filters, mode, offset, req.per_page,
                 sims=sims, text=sem_text, may_skip_count="source" not in filters,
                 ranking=ranking, lexical_estimate=word_matches if ranking is not None else None)
-        facets, estimated = facet_job.result()
+        facets, estimated = (facet_job.result() if facet_job is not None
+                             else self._cached_facets(snapshot, searcher, schema, base, filters, total))
         if total is None:
             total = sum(b.count for b in facets["source"])
         if mode == "hybrid" and lexical_matches == 0 and total:
@@ -491,12 +509,13 @@ class SearchService:
                        total: int | None) -> tuple[dict[str, list[FacetBucket]], list[str]]:
         """:meth:`_facets`, remembered per snapshot, query and filters (the page and the sort do
         not change facet counts). The thresholds are part of the key: they decide exact vs
-        estimated counts."""
+        estimated counts. ``total`` (known, or None when counted beside the page) is not: it only
+        spares the facet pass a count, the counts are the same."""
         size = facet_cache_size()
         if size <= 0 or snapshot is None:
             return self._facets(searcher, schema, base, filters, known_total=total)
         key = (snapshot, searcher.num_docs, repr(base), tuple(sorted((n, repr(q)) for n, q in filters.items())),
-               total, FACET_EXACT_MAX, FACET_SAMPLE_TARGET)
+               FACET_EXACT_MAX, FACET_SAMPLE_TARGET)
         with self._facet_lock:
             hit = self._facet_cache.get(key)
             if hit is not None:

@@ -19,7 +19,8 @@ A saved index is a folder ``<vectors>/ann-<version>-<token>/`` named by ``<vecto
 (renamed in last, so a reader never sees half an index), holding:
 
 - ``graph.usearch``: the HNSW graph, opened memory-mapped (``view=True``): its pages live in the
-  page cache, shared by every worker process, not in each process's heap;
+  page cache, shared by every worker process, not in each process's heap (or, for the compact
+  kind, ``ivfpq.faiss`` + ``rows.npy``: see ``ivfpq.py``; ``ann.json`` says which kind);
 - ``ids.npy``: the record ids, sorted, as one fixed-width byte array; a vector's HNSW key is its
   row, so key -> id is an array read and id -> key a binary search (``np.searchsorted``): 4M ids
   cost ~90 MB of file, not GBs of Python strings and dict entries;
@@ -164,6 +165,7 @@ class SavedIndex:
     IVF-PQ codes in RAM with the int8 rows on disk)."""
 
     kind = ""
+    params: Any  # the kind's parameters, saved in ann.json
 
     def __init__(self, ids: np.ndarray, keys: np.ndarray, key_rows: np.ndarray, version: str | None = None,
                  uid: str | None = None, path: Path | None = None) -> None:

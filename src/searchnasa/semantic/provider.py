@@ -5,11 +5,12 @@ candidates. It satisfies the service's provider protocol (``available()``,
 
 Below :data:`~.ann.EXACT_BELOW` vectors it keeps them in memory as one float32 matrix and
 searches exactly (at most ~75 MB). Above, it holds no float matrix and no id list: it serves the
-saved usearch HNSW index (``ann.py``: the int8 graph, which is also where a record's vector is
-read back from, the sorted ids and their hashes, all memory-mapped, so their pages are shared page
-cache, not per-process heap). The vectors written after the index was built (each row carries the
-store version it was written at) are held exactly in a small "delta" and searched beside the
-graph, so a record embedded a minute ago is found at once; past :data:`DELTA_LIMIT` new vectors
+saved index, of the kind ``index_kind`` names or else of the kind last built (``ann.py``: the
+usearch int8 graph, which is also where a record's vector is read back from; or ``ivfpq.py``: PQ
+codes in RAM and int8 rows on disk), beside the sorted ids and their hashes, memory-mapped, so
+their pages are shared page cache, not per-process heap. The vectors written after the index was
+built (each row carries the store version it was written at) are held exactly in a small "delta"
+and searched beside the index, so a record embedded a minute ago is found at once; past :data:`DELTA_LIMIT` new vectors
 the index is rebuilt (streaming) and saved. It reloads when ``searchnasa embed`` has changed the
 vectors. Until any vectors exist it says it is not available and search stays lexical.
 """
