@@ -7,8 +7,10 @@ search thrashes (bench/README.md, "Full pipeline at scale"). This index splits t
 
 - **in RAM**, a faiss ``IndexIVFPQ``: the vectors clustered into ``nlist`` cells (inverted file),
   each vector kept as a 48-byte product-quantization code plus its 8-byte row: 56 bytes a vector,
-  0.21 GiB at 4M. A query scans the codes of its ``nprobe`` nearest cells (contiguous memory) and
-  keeps the best few hundred candidates by approximate score;
+  0.21 GiB at 4M, memory-mapped (``IO_FLAG_MMAP``), so the serve workers share one copy in the page
+  cache and a process opens it in milliseconds. A query scans the codes of its ``nprobe`` nearest
+  cells (each cell contiguous on disk) and keeps the best few hundred candidates by approximate
+  score;
 - **on disk**, ``rows.npy``: every vector in int8 (``ann.to_int8``, 384 bytes). The candidates
   are re-ranked by their exact cosine to the query, read from those rows, so the cosines reported
   are as exact as the graph's and recall comes back to ~0.98-0.99. That is about a thousand small
@@ -133,14 +135,15 @@ class IvfPqIndex(SavedIndex):
 
     @classmethod
     def load(cls, folder: Path, version: str | None = None) -> IvfPqIndex | None:
-        """The saved index (codes read into RAM, rows memory-mapped), or None when missing,
+        """The saved index (codes memory-mapped, rows read per row), or None when missing,
         unreadable, of another kind, or not of ``version``."""
         saved = read_saved(folder, KIND, version)
         if saved is None:
             return None
         meta, path, ids, keys, key_rows = saved
         try:
-            index = _faiss().read_index(str(path / FAISS_NAME))
+            faiss = _faiss()
+            index = faiss.read_index(str(path / FAISS_NAME), faiss.IO_FLAG_MMAP)
             rows = RowReader(path / ROWS_NAME)
         except (OSError, RuntimeError, ValueError) as exc:  # faiss raises RuntimeError on a bad file
             log.warning("cannot open the saved IVF-PQ index %s: %s", path, exc)
