@@ -50,7 +50,7 @@ import orjson
 
 from .embedder import DIM
 from ..index.schema import id_key
-from .vectors import STORE_DTYPE
+from .vectors import from_blobs
 
 log = logging.getLogger(__name__)
 
@@ -497,8 +497,7 @@ def _chunks(cursor: Iterator[tuple[str, bytes]], size: int) -> Iterator[tuple[li
         batch = cursor.fetchmany(size)  # type: ignore[attr-defined]
         if not batch:
             return
-        mat = np.frombuffer(b"".join(r[1] for r in batch), dtype=STORE_DTYPE).reshape(len(batch), DIM)
-        yield [r[0].encode() for r in batch], mat.astype(np.float32)
+        yield [r[0].encode() for r in batch], from_blobs([r[1] for r in batch])
 
 
 def recall_at_k(exact: ExactIndex, approx: ExactIndex | SavedIndex, queries: np.ndarray, k: int = 10) -> float:

@@ -43,7 +43,7 @@ import numpy as np
 
 from .ann import SavedIndex, read_saved, to_int8, unit_rows
 from .embedder import DIM
-from .vectors import STORE_DTYPE
+from .vectors import from_blobs
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +245,4 @@ def training_sample(cursor: sqlite3.Cursor, size: int, seed: int = 0) -> np.ndar
         part = [int(r) for r in wanted[i:i + TRAIN_SQL_BATCH]]
         sql = f"SELECT vec FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
         blobs.extend(r[0] for r in cursor.execute(sql, part))
-    if not blobs:
-        return np.zeros((0, DIM), dtype=np.float32)
-    return np.frombuffer(b"".join(blobs), dtype=STORE_DTYPE).reshape(len(blobs), DIM).astype(np.float32)
+    return from_blobs(blobs)

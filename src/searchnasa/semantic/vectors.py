@@ -38,7 +38,8 @@ def _to_blob(vec: np.ndarray) -> bytes:
     return np.asarray(vec, dtype=STORE_DTYPE).tobytes()
 
 
-def _from_blobs(blobs: list[bytes]) -> np.ndarray:
+def from_blobs(blobs: list[bytes]) -> np.ndarray:
+    """Stored float16 blobs as one float32 matrix (what every reader of the ``vec`` column needs)."""
     if not blobs:
         return np.zeros((0, DIM), dtype=np.float32)
     return np.frombuffer(b"".join(blobs), dtype=STORE_DTYPE).reshape(len(blobs), DIM).astype(np.float32)
@@ -49,7 +50,7 @@ def _vectors_by(conn: sqlite3.Connection, sql: str, keys: list[str]) -> dict[str
     rows = list(select_in(conn, sql, keys))
     if not rows:
         return {}
-    mat = _from_blobs([r[1] for r in rows])
+    mat = from_blobs([r[1] for r in rows])
     return {r[0]: mat[i] for i, r in enumerate(rows)}
 
 
@@ -190,7 +191,7 @@ class VectorStore:
         for rid, blob in self.conn.execute("SELECT id, vec FROM vectors ORDER BY id"):
             ids.append(rid)
             blobs.append(blob)
-        return ids, _from_blobs(blobs)
+        return ids, from_blobs(blobs)
 
     def version(self) -> str:
         """Changes whenever vectors change, so a loaded index knows when to reload."""
@@ -212,7 +213,7 @@ class VectorStore:
         process does this on every load)."""
         rows = sorted(self.conn.execute(
             "SELECT id, vec FROM vectors INDEXED BY vectors_by_version WHERE version > ?", (int(version),)))
-        return [rid for rid, _ in rows], _from_blobs([blob for _, blob in rows])
+        return [rid for rid, _ in rows], from_blobs([blob for _, blob in rows])
 
     # -- writes -------------------------------------------------------------------------------
     def put_many(self, rows: list[tuple[str, str, np.ndarray]], store_seq: int | None = None) -> None:
