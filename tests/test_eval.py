@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,22 @@ def test_bad_folders_give_clear_errors(tmp_path: Path) -> None:
 def test_queries_are_read_as_text_not_syntax() -> None:
     assert as_plain_text('"Vitamin D" AND (bone) : -loss') == "Vitamin D and bone loss"
     assert as_any_words("heat shield ablation") == "heat OR shield OR ablation"
+
+
+def test_words_all_searches_as_typed(tmp_path: Path) -> None:
+    """``--words all`` sends a query's words as a user types them (AND), ``any`` joins them by OR:
+    "zebra moon" is in no single document, so only the OR finds q1's relevant d1."""
+    folder = write_beir(tmp_path / "tiny")
+    queries = [{"_id": "q1", "text": "zebra moon"}, QUERIES[1]]  # q2 matches no word either way
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    any_words = run_eval(folder, retrievals=["lexical"])
+    all_words = run_eval(folder, retrievals=["lexical"], words="all")
+    assert any_words["words"] == "any" and all_words["words"] == "all"
+    assert any_words["results"]["lexical"]["recall@100"] == pytest.approx(0.5)
+    assert all_words["results"]["lexical"]["recall@100"] == pytest.approx(0.0)
+    with pytest.raises(BadInput, match="--words"):
+        run_eval(folder, words="some")
+    bad = subprocess.run([str(Path(sys.executable).parent / "searchnasa"), "eval", str(folder), "--words", "some"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "--words must be one of any, all" in bad.stderr
+    assert "Traceback" not in bad.stderr

@@ -12,6 +12,7 @@ from semantic_util import semantic_home_from
 
 from searchnasa.index import build_index
 from searchnasa.index.reader import IndexReader
+from searchnasa.index.schema import build_schema
 from searchnasa.records import Record
 from searchnasa.search import fusion, lexical
 from searchnasa.search.models import SearchRequest
@@ -119,6 +120,53 @@ def test_hybrid_head_is_the_weighted_sum_of_bm25_and_every_candidates_cosine(
     cosines = {**provider.similarities(text, [rid for rid, _ in lexical]), **candidates}
     expected = fusion.weighted_sum(lexical, list(cosines.items()), SEMANTIC_WEIGHT)
     assert [h.id for h in resp.results] == [rid for rid, _ in expected[:20]]
+
+
+def _lexical_scores(service: SearchService, q: str) -> dict[str, float]:
+    """Every lexical match of ``q`` with its score, through the public search."""
+    scores: dict[str, float] = {}
+    page = 1
+    while True:
+        got = service.search(SearchRequest(q=q, mode="lexical", per_page=100, page=page)).results
+        scores.update((h.id, h.score) for h in got)
+        if len(got) < 100:
+            return scores
+        page += 1
+
+
+def test_candidates_lacking_a_word_score_by_the_words_they_hold(
+        service: SearchService, provider: SemanticProvider) -> None:
+    """An AND query with few matches: every match is listed, so lexical scores run from the best
+    down to 0 (not down to the last match), and a semantic candidate lacking a word gets the BM25
+    of the words it holds, as the OR of the same words scores it (same clauses, same scale)."""
+    q = "battery thermal runaway"
+    strict = _lexical_scores(service, q)
+    assert 0 < len(strict) < FUSION_DEPTH  # the whole lexical list: the floor is 0
+    text = " ".join(positive_texts(parse(q).tree))
+    candidates = dict(provider.query_candidates(text, 200))
+    any_word = _lexical_scores(service, "battery OR thermal OR runaway")
+    partial = {rid: any_word[rid] for rid in candidates if rid not in strict and rid in any_word}
+    assert partial, "some candidates should hold some of the words"
+    assert all(rid not in any_word for rid in candidates if rid not in strict and rid not in partial)
+    lexical_list = sorted({**strict, **partial}.items(), key=lambda kv: -kv[1])
+    cosines = {**provider.similarities(text, list(strict)), **candidates}
+    expected = fusion.weighted_sum(lexical_list, list(cosines.items()), SEMANTIC_WEIGHT, lexical_floor=0.0)
+    resp = service.search(SearchRequest(q=q, mode="hybrid", per_page=30))
+    assert [h.id for h in resp.results] == [rid for rid, _ in expected[:30]]
+    assert [h.score for h in resp.results] == pytest.approx([score for _, score in expected[:30]])
+    # what changed: without the partial scores and the floor the page is ordered otherwise
+    before = fusion.weighted_sum(sorted(strict.items(), key=lambda kv: -kv[1]), list(cosines.items()),
+                                 SEMANTIC_WEIGHT)
+    assert [rid for rid, _ in before[:30]] != [rid for rid, _ in expected[:30]]
+
+
+def test_partial_query_only_for_conjunctions() -> None:
+    """An OR, a single word or a word with exclusions is its own partial match: no extra pass."""
+    schema = build_schema()
+    for q in ("battery OR thermal", "battery", "battery -thermal", '"thermal runaway"'):
+        assert lexical.partial_query(schema, parse(q).tree) is None, q
+    for q in ("battery thermal", 'battery "thermal runaway" -lithium', "title:battery thermal"):
+        assert lexical.partial_query(schema, parse(q).tree) is not None, q
 
 
 def test_rrf_stays_available(settings: Settings, provider: SemanticProvider) -> None:

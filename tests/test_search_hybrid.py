@@ -166,6 +166,19 @@ def test_weighted_sum() -> None:
     assert [d for d, _ in fused] == ["a", "c", "b"]
 
 
+def test_weighted_sum_with_a_lexical_floor() -> None:
+    """With the floor at 0 the last lexical hit keeps its share; scores under a floor count as 0."""
+    lexical = [("a", 10.0), ("b", 5.0)]
+    semantic = [("a", 0.5), ("b", 0.5), ("c", 1.0)]
+    plain = dict(weighted_sum(lexical, semantic, semantic_weight=0.5))
+    assert plain["b"] == pytest.approx(0.0)  # the worst hit maps to 0, like a record with no word
+    floored = dict(weighted_sum(lexical, semantic, semantic_weight=0.5, lexical_floor=0.0))
+    assert floored["a"] == pytest.approx(0.5) and floored["b"] == pytest.approx(0.25)
+    assert floored["c"] == pytest.approx(0.5)
+    clipped = dict(weighted_sum([("a", 10.0), ("b", 2.0)], semantic, semantic_weight=0.5, lexical_floor=4.0))
+    assert clipped["b"] == pytest.approx(0.0) and clipped["a"] == pytest.approx(0.5)
+
+
 def test_semantic_mode_with_no_admitted_candidates(settings) -> None:
     service = SearchService(settings, semantic=FixedCandidates([]))
     resp = service.search(SearchRequest(q="propeller", mode="semantic"))

@@ -161,6 +161,8 @@ def eval_cmd(
     mode: str = typer.Option("search", "--mode", help="search: rank queries; related: queries are papers."),
     retrieval: str = typer.Option("all", "--retrieval",
                                   help="lexical, semantic, hybrid or all (search mode)."),
+    words: str = typer.Option("any", "--words",
+                              help="any: a query's words joined by OR (default); all: as typed (AND)."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Index a BEIR folder in a temporary home and print nDCG@10, Recall@100 and MRR@10."""
@@ -175,7 +177,7 @@ def eval_cmd(
                 tasks[what] = bar.add_task(what, total=total, rate="")
             bar.update(tasks[what], completed=done)
 
-        result = run_eval(beir_dir, mode=mode, retrievals=retrievals, progress=progress)
+        result = run_eval(beir_dir, mode=mode, retrievals=retrievals, progress=progress, words=words)
     if json_:
         print_json(result)
         return

@@ -32,6 +32,7 @@ from .metrics import evaluate
 log = logging.getLogger(__name__)
 
 RETRIEVALS = ("lexical", "semantic", "hybrid")
+WORDS = ("any", "all")  # how a query's words are combined: OR (bag of words) or as typed (AND)
 DEPTH = 100
 EVAL_SOURCE = "osti"  # Record ids need a source prefix; BEIR ids are kept as the source id.
 
@@ -141,14 +142,21 @@ def make_service(settings: Settings, with_semantic: bool) -> Any:
     return SearchService(settings=settings, semantic=semantic)
 
 
+def query_text(text: str, words: str) -> str:
+    """The search box text for a BEIR query: its words joined by OR (``any``, the default: see
+    :func:`as_any_words`) or as a user would type them (``all``: the product reads bare words
+    as AND, so hybrid ranking then rests on the semantic candidates and the words they hold)."""
+    return as_any_words(text) if words == "any" else as_plain_text(text)
+
+
 def run_search(service: Any, queries: dict[str, str], mode: str, depth: int = DEPTH,
-               progress: Progress | None = None) -> dict[str, list[str]]:
+               progress: Progress | None = None, words: str = "any") -> dict[str, list[str]]:
     """Each query through ``service.search`` in ``mode``; the top ``depth`` BEIR doc ids."""
     from ..search.models import SearchRequest
 
     rankings: dict[str, list[str]] = {}
     for n, (qid, text) in enumerate(queries.items(), 1):
-        request = SearchRequest(q=as_any_words(text), per_page=min(depth, 100), mode=mode)
+        request = SearchRequest(q=query_text(text, words), per_page=min(depth, 100), mode=mode)
         response = service.search(request)
         rankings[qid] = [doc_id_of(hit.id) for hit in response.results]
         if progress:
@@ -172,10 +180,13 @@ def run_related(service: Any, queries: dict[str, str], depth: int = DEPTH,
 
 
 def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = None,
-             progress: Progress | None = None, home: Path | None = None) -> dict[str, Any]:
+             progress: Progress | None = None, home: Path | None = None,
+             words: str = "any") -> dict[str, Any]:
     """Load, index, embed, query and score; the result is what ``--json`` prints."""
     if mode not in ("search", "related"):
         raise BadInput("--mode must be search or related")
+    if words not in WORDS:
+        raise BadInput(f"--words must be one of {', '.join(WORDS)}")
     retrievals = retrievals or list(RETRIEVALS)
     for r in retrievals:
         if r not in RETRIEVALS:
@@ -187,7 +198,7 @@ def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = 
     with tempfile.TemporaryDirectory(prefix="searchnasa-eval-") as tmp:
         ehome = build_eval_home(data, Path(home or tmp), need_vectors, progress)
         result: dict[str, Any] = {
-            "dataset": data.name, "mode": mode, "documents": len(data.corpus),
+            "dataset": data.name, "mode": mode, "words": words, "documents": len(data.corpus),
             "queries": len(data.queries), "results": {}, "timings": dict(ehome.timings),
         }
         if ehome.embed_report is not None:
@@ -202,7 +213,7 @@ def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = 
             else:
                 for r in retrievals:
                     start = time.perf_counter()
-                    rankings = run_search(service, data.queries, r, progress=progress)
+                    rankings = run_search(service, data.queries, r, progress=progress, words=words)
                     result["timings"][f"{r}_s"] = time.perf_counter() - start
                     result["results"][r] = evaluate(data.qrels, rankings)
         finally:

@@ -26,19 +26,27 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = RRF_K,
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _min_max(scored: Sequence[tuple[str, float]]) -> dict[str, float]:
+def _min_max(scored: Sequence[tuple[str, float]], floor: float | None = None) -> dict[str, float]:
+    """Scores mapped to [0, 1] between the list's best and ``floor`` (default: the list's worst).
+
+    A floor below the list's worst is right when the list holds every match: its last record
+    still holds the words, so it must not be scored like a record that holds none (0). Scores
+    under the floor are clipped to 0, which is what an unlisted record gets.
+    """
     if not scored:
         return {}
     values = [s for _, s in scored]
-    lo, hi = min(values), max(values)
+    lo = min(values) if floor is None else floor
+    hi = max(values)
     span = hi - lo
-    return {doc: ((s - lo) / span if span > 0 else 1.0) for doc, s in scored}
+    return {doc: (max(0.0, (s - lo) / span) if span > 0 else 1.0) for doc, s in scored}
 
 
 def weighted_sum(lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[str, float]],
-                 semantic_weight: float = 0.5) -> list[tuple[str, float]]:
-    """Min-max normalize each list to [0, 1], then ``(1-w)*lexical + w*semantic`` (absent = 0)."""
-    lex, sem = _min_max(lexical), _min_max(semantic)
+                 semantic_weight: float = 0.5, lexical_floor: float | None = None) -> list[tuple[str, float]]:
+    """Min-max normalize each list to [0, 1], then ``(1-w)*lexical + w*semantic`` (absent = 0).
+    ``lexical_floor``: the lexical score that maps to 0 (see :func:`_min_max`)."""
+    lex, sem = _min_max(lexical, lexical_floor), _min_max(semantic)
     docs = set(lex) | set(sem)
     fused = {d: (1 - semantic_weight) * lex.get(d, 0.0) + semantic_weight * sem.get(d, 0.0) for d in docs}
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

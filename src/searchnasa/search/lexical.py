@@ -199,6 +199,28 @@ def proximity_query(schema: tantivy.Schema, children: Sequence[Node]) -> tantivy
     return Q.boost_query(_any([Q.term_query(schema, "all_pairs", p) for p in pairs]), PAIR_WEIGHT)
 
 
+def partial_query(schema: tantivy.Schema, node: Node) -> tantivy.Query | None:
+    """Any part of a conjunction, each scored as the conjunction scores it: a record holding some
+    of the words gets the BM25 of those it holds (plus their proximity score), on the scale of a
+    record holding them all.
+
+    Hybrid search uses it to score semantic candidates that lack some of the words: without it
+    such a candidate had the lexical score of a record holding none of them. Exclusions are left
+    out (candidates already satisfy them). None when the query is not a conjunction of two or more
+    parts: a candidate then either matches the query itself or holds none of it.
+    """
+    if not isinstance(node, And):
+        return None
+    parts = [child for child in node.children if not isinstance(child, Not)]
+    if len(parts) < 2:
+        return None
+    clauses = [(Occur.Should, compile_node(schema, child)) for child in parts]
+    proximity = proximity_query(schema, node.children)
+    if proximity is not None:
+        clauses.append((Occur.Should, proximity))
+    return Q.boolean_query(clauses)
+
+
 def compile_node(schema: tantivy.Schema, node: Node) -> tantivy.Query:
     """The Tantivy query for a tree node."""
     if isinstance(node, Term):

@@ -42,7 +42,14 @@ from ..store import Store, open_store
 from . import fusion
 from .budget import CUT_NOTICE, fit_to_budget
 from .identifiers import IdentifierGuess, recognize
-from .lexical import compile_node, filter_queries, lone_word, lone_word_query, with_filters
+from .lexical import (
+    compile_node,
+    filter_queries,
+    lone_word,
+    lone_word_query,
+    partial_query,
+    with_filters,
+)
 from .models import FacetBucket, SearchHit, SearchRequest, SearchResponse
 from .query import IdSet, Node, has_loose, parse, positive_texts, strict_part
 from .semantic_api import SemanticProvider
@@ -304,7 +311,8 @@ class SearchService:
             total, ranked, lexical_matches = self._fused_page(
                 searcher, schema, main, admitted, all_filters, mode, offset, req.per_page,
                 sims=sims, text=sem_text, may_skip_count="source" not in filters,
-                ranking=ranking, lexical_estimate=word_matches if ranking is not None else None)
+                ranking=ranking, lexical_estimate=word_matches if ranking is not None else None,
+                partial=partial_query(schema, tree))
         facets, estimated = (facet_job.result() if facet_job is not None
                              else self._cached_facets(snapshot, searcher, schema, base, filters, total))
         if total is None:
@@ -410,7 +418,8 @@ class SearchService:
                     admitted: list[str], filters: list[tantivy.Query], mode: str, offset: int,
                     limit: int, sims: dict[str, float] | None = None, text: str = "",
                     may_skip_count: bool = False, ranking: tantivy.Query | None = None,
-                    lexical_estimate: int | None = None) -> tuple[int | None, list[_Ranked], int]:
+                    lexical_estimate: int | None = None, partial: tantivy.Query | None = None,
+                    ) -> tuple[int | None, list[_Ranked], int]:
         """Relevance order over lexical ∪ semantic: fused head, then the lexical tail.
         Returns (total, page, lexical matches: 0 when no record contains the words).
 
@@ -420,7 +429,12 @@ class SearchService:
         lexical tail needs the total); the total is then None. ``ranking`` is an equivalent
         form of ``main`` for the lexical top list that Tantivy can skip through when not counting,
         given with ``lexical_estimate``, the lexical match count the caller knows (a lone word's
-        document frequency)."""
+        document frequency). ``partial`` (:func:`~.lexical.partial_query`) scores the semantic
+        candidates that lack some of the words by those they hold.
+
+        The lexical scores are normalized between the best and 0 when the lexical list holds every
+        match (fewer than ``FUSION_DEPTH``): the last of three records holding every word used to
+        score like a record holding none. A truncated list keeps its last score as the floor."""
         sem_query = with_filters(Q.term_set_query(schema, "id", admitted), filters)
         sem_hits = searcher.search(sem_query, limit=len(admitted), count=False).hits
         sem_keys = searcher.fast_field_values("key", [a for _, a in sem_hits])
@@ -442,9 +456,15 @@ class SearchService:
         by_key = getattr(self.semantic, "similarities_by_key", None)  # optional: no stored documents read
         fused: list[tuple[str, float]] | None = None
         if self.fusion_method == "weighted" and callable(scorer) and sims is not None:
+            lexical = [(k, float(s)) for k, (s, _) in zip(lex_keys, lex.hits)]
+            if partial is not None:
+                listed = set(lex_keys)
+                lexical += self._partial_scores(searcher, schema, partial,
+                                                [admitted[wanted[k]] for k in sem_rank if k not in listed])
+            floor = 0.0 if len(lex.hits) < FUSION_DEPTH else None
             try:
-                fused = self._weighted(searcher, lex_keys, lex.hits, sem_rank, admitted, sims, text, scorer,
-                                       by_key if callable(by_key) else None)
+                fused = self._weighted(searcher, lexical, addr_of, sem_rank, admitted, sims, text, scorer,
+                                       by_key if callable(by_key) else None, floor)
             except Exception:  # a failing provider must not break search: rank fusion needs no scores
                 log.exception("semantic similarities failed; using rank fusion")
         if fused is None:
@@ -470,9 +490,22 @@ class SearchService:
         return total, page, lexical_matches if lex.hits else 0
 
     @staticmethod
-    def _weighted(searcher: tantivy.Searcher, lex_keys: list[int], lex_hits: list[Any], sem_rank: list[int],
-                  admitted: list[str], sims: dict[str, float], text: str,
-                  scorer: Any, by_key: Any = None) -> list[tuple[str, float]]:
+    def _partial_scores(searcher: tantivy.Searcher, schema: tantivy.Schema, partial: tantivy.Query,
+                        ids: list[str]) -> list[tuple[int, float]]:
+        """(key, score) of the records ``ids`` that hold part of the query, by ``partial``."""
+        if not ids:
+            return []
+        query = Q.boolean_query([(Occur.Must, Q.const_score_query(Q.term_set_query(schema, "id", ids), 0.0)),
+                                 (Occur.Must, partial)])
+        hits = searcher.search(query, limit=len(ids), count=False).hits
+        keys = searcher.fast_field_values("key", [a for _, a in hits])
+        return [(k, float(s)) for k, (s, _) in zip(keys, hits)]
+
+    @staticmethod
+    def _weighted(searcher: tantivy.Searcher, lexical: list[tuple[int, float]], addr_of: dict[int, Any],
+                  sem_rank: list[int], admitted: list[str], sims: dict[str, float], text: str,
+                  scorer: Any, by_key: Any = None, lexical_floor: float | None = None,
+                  ) -> list[tuple[str, float]]:
         """Min-max weighted sum over lexical ∪ semantic, with the cosine of *every* candidate:
         a lexical hit outside the semantic top-k is scored by its own similarity, not by 0,
         which is what lifts fusion above either ranking (bench/fusion_study.py). ``by_key`` (the
@@ -481,19 +514,18 @@ class SearchService:
         reads a query, which at 4M records under a memory limit were most of its disk reads."""
         key_of = {id_key(rid): rid for rid in admitted}
         cos: dict[int, float] = {k: sims[key_of[k]] for k in sem_rank}
-        missing = [k for k in lex_keys if k not in cos]
+        missing = [k for k, _ in lexical if k not in cos]
         if missing and by_key is not None:
             got_by_key = by_key(text, missing)
             for k in missing:
                 cos[k] = float(got_by_key.get(k, 0.0))
         elif missing:
-            addr_of = {k: a for k, (_, a) in zip(lex_keys, lex_hits)}
             ids = {k: searcher.doc(addr_of[k]).get_first("id") for k in missing}
             got = scorer(text, list(ids.values()))
             for k, rid in ids.items():
                 cos[k] = float(got.get(rid, 0.0))
-        return fusion.weighted_sum([(str(k), float(s)) for k, (s, _) in zip(lex_keys, lex_hits)],
-                                   [(str(k), c) for k, c in cos.items()], SEMANTIC_WEIGHT)
+        return fusion.weighted_sum([(str(k), s) for k, s in lexical], [(str(k), c) for k, c in cos.items()],
+                                   SEMANTIC_WEIGHT, lexical_floor)
 
     def _snapshot(self) -> tuple[Any, ...] | None:
         """What identifies the index snapshot the next searcher serves: the live generation and
