@@ -68,6 +68,15 @@ def test_search_shape(client: httpx.Client) -> None:
     assert sum(buckets.values()) == body["total"]
 
 
+def test_search_offers_a_correction(client: httpx.Client) -> None:
+    body = client.get("/api/search", params={"q": "aerodynamcs", "mode": "lexical"}).json()
+    assert body["total"] == 0 and body["suggestion"] == "aerodynamics"
+    fixed = client.get("/api/search", params={"q": body["suggestion"], "mode": "lexical"}).json()
+    assert fixed["total"] > 0 and fixed["suggestion"] is None
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["SearchResponse"]
+    assert "suggestion" in schema["properties"]
+
+
 def test_search_source_filter_and_pages(client: httpx.Client) -> None:
     first = client.get("/api/search", params={"q": "engine", "source": "ntrs", "per_page": 10}).json()
     second = client.get("/api/search", params={"q": "engine", "source": "ntrs", "per_page": 10,

@@ -119,6 +119,22 @@ def test_record_text_never_runs_as_script(browser_page: Page, artifacts_dir: Pat
     assert page.dialogs == ["control"]  # type: ignore[attr-defined]
 
 
+def test_did_you_mean_link_keeps_the_filters(browser_page: Page) -> None:
+    page = browser_page
+    page.goto("/search?q=aerodynamcs&source=ntrs")
+    link = page.locator("p.suggestion a.did-you-mean")
+    expect(link).to_have_text("aerodynamics")
+    link.click()
+    page.wait_for_url(re.compile(r"q=aerodynamics.*source=ntrs|source=ntrs.*q=aerodynamics"))
+    expect(page.locator("h1")).to_have_text("Results for “aerodynamics”")
+    assert page.locator("p.suggestion").count() == 0
+    assert set(badges(page)) == {"NASA NTRS"} and page.locator("article.card").count() > 0
+    # the suggestion repeats the user's own text: it is shown as text, never as markup
+    page.goto("/search?q=%3Cb%3Eaerodynamcs%3C%2Fb%3E")
+    expect(page.locator("p.suggestion a.did-you-mean")).to_have_text("<b>aerodynamics</b>")
+    assert page.locator("p.suggestion b").count() == 0
+
+
 def test_one_card_per_work_and_its_copies(browser_page: Page, artifacts_dir: Path) -> None:
     page = browser_page
     page.goto("/")

@@ -45,6 +45,9 @@ def test_index_then_search(cli_home: Path) -> None:
     assert text.returncode == 0, text.stderr
     assert "Page 2" in text.stdout and "NASA NTRS" in text.stdout
 
+    typo = cli(cli_home, "search", "aerodynamcs", "--mode", "lexical")
+    assert typo.returncode == 0 and "Did you mean: aerodynamics?" in typo.stdout
+
 
 def test_rebuild(cli_home: Path) -> None:
     out = cli(cli_home, "index", "--rebuild")

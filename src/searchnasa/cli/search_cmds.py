@@ -104,6 +104,8 @@ def search_cmd(
     count = f"At least {resp.total:,}" if resp.total_is_lower_bound else f"{resp.total:,}"
     console.print(f"[bold]{count} records[/bold] · Page {resp.page} · {escape(resp.interpreted)} "
                   f"({resp.mode}, {resp.took_ms:.1f} ms)", highlight=False)
+    if resp.suggestion:
+        console.print(f"Did you mean: [bold]{escape(resp.suggestion)}[/bold]?", highlight=False)
     for notice in resp.notices:
         console.print(f"[yellow]note:[/yellow] {escape(notice)}", highlight=False)
     start = (resp.page - 1) * resp.per_page

@@ -70,6 +70,9 @@ class SearchResponse(BaseModel):
     page: int
     per_page: int
     mode: Mode = "lexical"
+    # "Did you mean": the query with words the index does not hold replaced by the closest words
+    # it does (search/spelling.py); offered, never applied
+    suggestion: str | None = None
     results: list[SearchHit] = Field(default_factory=list)
     facets: dict[str, list[FacetBucket]] = Field(default_factory=dict)
     redirect_id: str | None = None

@@ -533,13 +533,18 @@ def has_loose(node: Node) -> bool:
     return False
 
 
-def positive_texts(node: Node) -> list[str]:
-    """The words and phrases a user asked for (not excluded): the text a semantic model embeds."""
+def positive_parts(node: Node) -> list[Term | Phrase]:
+    """The words and phrases a user asked for (not excluded), in query order."""
     if isinstance(node, (Term, Phrase)):
-        return [node.text]
+        return [node]
     if isinstance(node, (And, Or)):
-        out: list[str] = []
+        out: list[Term | Phrase] = []
         for child in node.children:
-            out.extend(positive_texts(child))
+            out.extend(positive_parts(child))
         return out
     return []
+
+
+def positive_texts(node: Node) -> list[str]:
+    """The text of :func:`positive_parts`: what a semantic model embeds."""
+    return [part.text for part in positive_parts(node)]

@@ -39,7 +39,7 @@ from ..index.schema import SAMPLE_RATES, id_key
 from ..records import SOURCE_LABELS, Record
 from ..settings import Settings, get_settings
 from ..store import Store, open_store
-from . import fusion
+from . import fusion, spelling
 from .budget import CUT_NOTICE, fit_to_budget
 from .identifiers import IdentifierGuess, recognize
 from .lexical import (
@@ -51,7 +51,7 @@ from .lexical import (
     with_filters,
 )
 from .models import FacetBucket, SearchHit, SearchRequest, SearchResponse
-from .query import IdSet, Node, has_loose, parse, positive_texts, strict_part
+from .query import IdSet, Node, has_loose, parse, positive_parts, positive_texts, strict_part
 from .semantic_api import SemanticProvider
 from .snippets import Highlight, highlight_for, highlight_html, snippet_html
 
@@ -260,6 +260,9 @@ class SearchService:
         elif guess is not None and guess.confident:
             notices.append(f"No record has the identifier “{guess.text.strip()}”; searched it as words.")
 
+        # before the budget narrows the tree: every word the user typed is checked
+        suggestion = (spelling.suggest(searcher, schema, req.q, positive_parts(tree))
+                      if not isinstance(tree, IdSet) else None)
         lower_bound = False
         if not isinstance(tree, IdSet):
             # a query whose exact count would walk too many postings is narrowed to its rarer
@@ -330,6 +333,7 @@ class SearchService:
         return SearchResponse(
             query=req.q, interpreted=interpreted_text, notices=notices, total=total,
             total_is_lower_bound=lower_bound, page=req.page, per_page=req.per_page, mode=mode,
+            suggestion=suggestion,
             results=results, facets=facets, redirect_id=redirect_id, facets_estimated=estimated,
             took_ms=round((time.perf_counter() - started) * 1000, 3),
         )

@@ -232,6 +232,7 @@ def _search_page(request: Request) -> Response:
         has_filters=any(getattr(req, n) for n, _ in FILTER_FACETS) or req.year_from or req.year_to,
         link_label_chars=LINK_LABEL_CHARS,
         permalink=search_url(req, page=resp.page),
+        suggestion_url=search_url(req, q=resp.suggestion, page=1) if resp.suggestion else "",
         feed_url="/search.atom?" + urlencode([(k, v) for k, v in form_params(req) if k != "sort"]),
         export_url=lambda fmt: "/api/export?" + urlencode([("format", fmt), *form_params(req)]),
     )
