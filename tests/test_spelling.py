@@ -88,3 +88,14 @@ def test_a_word_as_common_as_its_neighbour_is_left_alone(tmp_home: Path) -> None
     service = _home_with(tmp_home, typo_count=2, word_count=spelling.MIN_RATIO)  # 100 < 100 x 2
     assert service.search(SearchRequest(q="magnetrom", mode="lexical")).total == 2
     assert suggestion(service, "magnetrom") is None
+
+
+def test_any_query_looks_up_a_bounded_number_of_words(service: SearchService, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query of 140 made-up words walks the term dictionary at most MAX_SUSPECTS times."""
+    walks: list[str] = []
+    real = spelling._candidates
+    monkeypatch.setattr(spelling, "_candidates", lambda searcher, word: walks.append(word) or real(searcher, word))
+    q = " ".join(f"zq{chr(97 + i % 26)}{chr(97 + i // 26)}xw" for i in range(140))
+    assert len(q) <= 1000
+    resp = service.search(SearchRequest(q=q, mode="lexical"))
+    assert resp.total == 0 and len(walks) == spelling.MAX_SUSPECTS

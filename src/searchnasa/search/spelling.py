@@ -47,6 +47,8 @@ TWO_EDITS_FROM = 8
 SUSPECT_MAX_DF = 3
 MIN_RATIO = 100
 MAX_TIED = 5  # equally close candidates compared by the records they share with the query
+MAX_SUSPECTS = 5  # words looked up in the term dictionary, per query
+MAX_CONTEXT = 6  # of the query's other words, to break ties
 FIELD = "all_exact"
 
 
@@ -82,19 +84,29 @@ def _together(searcher: tantivy.Searcher, schema: tantivy.Schema, word: str, con
     return int(searcher.search(query, limit=1, count=True).count or 0)
 
 
+def _fold(word: str) -> str:
+    return unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode()
+
+
+def _checked(word: str) -> bool:
+    return len(word) >= MIN_LENGTH and word.isalpha()
+
+
 def correct_word(searcher: tantivy.Searcher, word: str, exact: bool = False,
-                 schema: tantivy.Schema | None = None, context: Sequence[str] = ()) -> str | None:
+                 schema: tantivy.Schema | None = None, context: Sequence[str] = (),
+                 df: int | None = None) -> str | None:
     """The index's closest word to ``word`` (lower case, one token), or None when ``word`` is
     found, too short, not a word, or has no close and clearly more frequent neighbour.
     ``exact``: the word is part of a quoted phrase (matched unstemmed). ``context``: the query's
     other words; among equally close candidates the one found with them in the most records wins
-    ("heat sheld": "shield", not the more frequent "shell"), then the more frequent."""
-    if len(word) < MIN_LENGTH or not word.isalpha():
+    ("heat sheld": "shield", not the more frequent "shell"), then the more frequent. ``df``: the
+    word's matches when the caller has counted them."""
+    if not _checked(word):
         return None
-    df = _matches(searcher, word, exact)
+    df = _matches(searcher, word, exact) if df is None else df
     if df > SUSPECT_MAX_DF:
         return None
-    folded = unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode()
+    folded = _fold(word)
     if folded != word and len(folded) >= MIN_LENGTH and _matches(searcher, folded, exact) > df:
         return folded  # "kármán" typed, "karman" indexed
     terms = _candidates(searcher, word)
@@ -120,13 +132,24 @@ def suggest(searcher: tantivy.Searcher, schema: tantivy.Schema, query: str,
             parts: Sequence[Term | Phrase]) -> str | None:
     """``query`` with each suspect word among ``parts`` (the words and phrases the user asked
     for, not the excluded ones: :func:`~.query.positive_parts`) replaced by its correction;
-    None when nothing was corrected."""
-    words = [(word, isinstance(part, Phrase)) for part in parts for word in PLAIN_ANALYZER.analyze(part.text)]
+    None when nothing was corrected.
+
+    Bounded for any query: at most ``MAX_SUSPECTS`` words are looked up in the term dictionary
+    (a query of random letters would otherwise walk it once per word), and the context that
+    breaks ties is at most ``MAX_CONTEXT`` of the query's words the index does hold."""
+    words: dict[tuple[str, bool], int] = {}
+    for part in parts:
+        exact = isinstance(part, Phrase)
+        for word in PLAIN_ANALYZER.analyze(part.text):
+            if (word, exact) not in words:
+                words[(word, exact)] = _matches(searcher, word, exact)
+    found = list(dict.fromkeys(w for (w, _), df in words.items() if df > SUSPECT_MAX_DF))[:MAX_CONTEXT]
+    suspects = [(w, exact, df) for (w, exact), df in words.items()
+                if df <= SUSPECT_MAX_DF and _checked(w)][:MAX_SUSPECTS]
     corrections: dict[str, str] = {}
-    for word, exact in words:
+    for word, exact, df in suspects:
         if word not in corrections:
-            context = [other for other, _ in words if other != word]
-            fixed = correct_word(searcher, word, exact, schema, context)
+            fixed = correct_word(searcher, word, exact, schema, [w for w in found if w != word], df)
             if fixed is not None:
                 corrections[word] = fixed
     if not corrections:
