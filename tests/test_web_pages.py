@@ -246,6 +246,36 @@ def test_record_page_authors_orcid_doi(client: httpx.Client) -> None:
     assert "USDOE sponsor" in roles
 
 
+@pytest.mark.parametrize("record_id", ["osti:3002493", "osti:2584510", HOSTILE_ID])
+def test_authors_and_organizations_link_to_their_records(client: httpx.Client, record_id: str) -> None:
+    """Each author name and keyword searches for it as a phrase on its field, each organization
+    filters by it; every list holds the record the links were followed from (hostile names
+    included: see server_util)."""
+    tree = page(client, f"/records/{record_id}")
+    links = (tree.css("ul.authors a.author-name") + tree.css("ul.organizations a.organization-name")
+             + tree.css("ul.chips a.keyword"))
+    assert len(links) >= 2
+    for link in links:
+        href = link.attributes["href"]
+        assert href.startswith("/search?")
+        assert cards(page(client, href))  # the page the link opens lists records
+        params = parse_qs(urlsplit(href).query, keep_blank_values=True)
+        ids: list[str] = []
+        for n in range(1, 6):  # the same search through the API, every page (organizations are big)
+            got = client.get("/api/search", params={**params, "per_page": 100, "page": n},
+                             headers={"accept": "application/json"}).json()["results"]
+            ids += [hit["id"] for hit in got]
+            if len(got) < 100:
+                break
+        assert record_id in ids, (text(link), href)
+        kind = link.attributes.get("class") or ""
+        if kind in ("author-name", "keyword"):
+            field = "author" if kind == "author-name" else "keyword"
+            assert params["q"] == [f'{field}:"{" ".join(text(link).replace(chr(34), " ").split())}"']
+        else:
+            assert params["organization"] == [text(link)]
+
+
 def test_related_page(client: httpx.Client) -> None:
     title = client.get("/api/records/ntrs:19770084252", headers={"accept": "application/json"}).json()["title"]
     tree = page(client, "/records/ntrs:19770084252/related")

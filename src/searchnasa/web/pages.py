@@ -293,7 +293,30 @@ def _record_context(record: Record) -> dict[str, Any]:
             badges.append(("Distribution", humanize(rights.distribution)))
     if rights.license_type and rights.license_type.upper() != "NO":
         badges.append(("License", humanize(rights.license_type)))
-    return {"record": record, "rights_badges": badges}
+    return {"record": record, "rights_badges": badges, "author_url": author_search_url,
+            "keyword_url": keyword_search_url, "organization_url": organization_search_url}
+
+
+def _field_phrase_url(field: str, value: str) -> str:
+    """A search for ``value`` as a phrase on ``field`` (quote marks in the value would end the
+    phrase, so they become spaces)."""
+    phrase = " ".join(value.replace('"', " ").split())
+    return "/search?" + urlencode([("q", f'{field}:"{phrase}"')])
+
+
+def author_search_url(name: str) -> str:
+    """Every record by this author."""
+    return _field_phrase_url("author", name)
+
+
+def keyword_search_url(keyword: str) -> str:
+    """Every record with this keyword."""
+    return _field_phrase_url("keyword", keyword)
+
+
+def organization_search_url(name: str) -> str:
+    """Every record of this organization: the organization filter (the facet's own value)."""
+    return "/search?" + urlencode([("q", ""), ("organization", name)])
 
 
 def copies_of(service: Any, record_id: str) -> dict[str, Any] | None:
