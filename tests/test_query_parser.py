@@ -7,8 +7,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from searchnasa.search.query import (
-    And, MatchAll, Not, Or, Phrase, SourceIs, Term, YearRange, describe, has_loose, parse,
-    positive_texts, strict_part,
+    And,
+    MatchAll,
+    Not,
+    Or,
+    Phrase,
+    Prefix,
+    SourceIs,
+    Term,
+    YearRange,
+    describe,
+    has_loose,
+    parse,
+    positive_texts,
+    strict_part,
 )
 
 
@@ -112,3 +124,31 @@ def test_parse_never_raises(q: str) -> None:
 def test_deep_nesting_at_the_length_limit_never_recurses_out(q: str) -> None:
     parsed = parse(q)
     assert isinstance(parsed.interpreted, str)
+
+
+@pytest.mark.parametrize(("q", "expected"), [
+    ("turbo*", Prefix("turbo")),
+    ("Turbo**", Prefix("turbo")),
+    ("title:Aero*", Prefix("aero", "title")),
+    ("engine -turbo*", And((Term("engine"), Not(Prefix("turbo"))))),
+    ("turbo* engine", And((Prefix("turbo"), Term("engine")))),
+    ("x15*", Prefix("x15")),
+    ("aero*dynamic", Term("aero*dynamic")),  # a * inside a word is not a truncation
+    ('"boundary lay*"', Phrase("boundary lay*")),  # nor inside a phrase
+])
+def test_truncated_words(q: str, expected) -> None:
+    parsed = parse(q)
+    assert parsed.tree == expected and parsed.notices == []
+
+
+def test_truncation_needs_three_letters() -> None:
+    parsed = parse("ab*")
+    assert parsed.tree == Term("ab*")
+    assert parsed.notices == ["“ab*”: a truncated word needs at least 3 letters before the *; searched “ab”."]
+
+
+def test_truncated_words_read_back_and_split_like_words() -> None:
+    tree = parse("turbo* title:aero* -thermo*").tree
+    assert describe(tree) == "turbo* AND title:aero* AND NOT thermo*"
+    assert has_loose(tree) and strict_part(tree) == And((Prefix("aero", "title"), Not(Prefix("thermo"))))
+    assert positive_texts(tree) == ["turbo", "aero"]

@@ -22,7 +22,7 @@ import tantivy
 from ..errors import BadInput
 from ..index.schema import PLAIN_ANALYZER, STEM_ANALYZER
 from . import lexical
-from .query import And, IdSet, MatchAll, Node, Not, Or, Phrase, SourceIs, Term, YearRange, tree_depth
+from .query import And, IdSet, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, YearRange, tree_depth
 
 DEFAULT_COUNT_BUDGET = 20_000_000
 MAX_DEPTH = 100  # a tree nested deeper than this is over budget whatever its words
@@ -58,6 +58,13 @@ def _doc_freq(searcher: tantivy.Searcher, field: str, token: str) -> int:
         return 0
 
 
+def _prefix_postings(searcher: tantivy.Searcher, field: str, prefix: str) -> int:
+    try:
+        return sum(int(df) for _, df in searcher.terms_with_prefix(field, prefix))
+    except ValueError:  # a field this index does not have
+        return 0
+
+
 def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> int:
     """Postings an exact evaluation of ``node`` would walk (a rough upper bound).
 
@@ -70,6 +77,11 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
     if isinstance(node, Term):
         return sum(_doc_freq(searcher, field, token)
                    for field, analyzer in _word_fields(node) for token in analyzer.analyze(node.text))
+    if isinstance(node, Prefix):  # the union of every word it expands to
+        fields = [field for field, _ in lexical.prefix_fields(node)]
+        if node.field is None:
+            fields.append("title_exact")
+        return sum(_prefix_postings(searcher, field, node.text) for field in fields)
     if isinstance(node, Phrase):
         tokens = PLAIN_ANALYZER.analyze(node.text)  # a phrase walks postings and positions
         return sum(2 * _doc_freq(searcher, field, token) for field in _phrase_fields(node) for token in tokens)

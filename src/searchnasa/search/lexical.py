@@ -12,6 +12,7 @@ clause is optional: it never changes which records match, only their order.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import tantivy
@@ -31,6 +32,7 @@ from .query import (
     Not,
     Or,
     Phrase,
+    Prefix,
     SourceIs,
     Term,
     YearRange,
@@ -167,6 +169,54 @@ def phrase_query(schema: tantivy.Schema, node: Phrase) -> tantivy.Query:
     return _any(parts)
 
 
+# A truncated word is scored by at most this many of the words it expands to (the most common);
+# it matches them all.
+MAX_EXPANSIONS = 64
+
+
+def prefix_fields(node: Prefix) -> list[tuple[str, str]]:
+    """(index field, boost key) pairs a truncated word is matched on: the unstemmed copies, as
+    for phrases (``abstract:`` has only its stemmed copy, whose terms start like the words)."""
+    if node.field is None:
+        return [("all_exact", "all")]
+    return _PHRASE_FIELDS[node.field]
+
+
+def expansions(searcher: tantivy.Searcher, field: str, prefix: str) -> tuple[list[str], int]:
+    """The most common words of ``field`` that start with ``prefix`` (at most
+    ``MAX_EXPANSIONS``), and how many words start with it in all."""
+    terms = searcher.terms_with_prefix(field, prefix)
+    return [term for term, _ in terms[:MAX_EXPANSIONS]], len(terms)
+
+
+def _prefix_on(schema: tantivy.Schema, field: str, prefix: str, searcher: tantivy.Searcher | None) -> tantivy.Query:
+    """Every record with a word of ``field`` starting with ``prefix``. With a searcher, the words
+    it expands to are term queries, so BM25 scores them; when there are more than
+    ``MAX_EXPANSIONS``, a regular expression matches them all and the commonest score."""
+    pattern = Q.regex_query(schema, field, re.escape(prefix) + ".*")
+    if searcher is None:
+        return pattern
+    words, total = expansions(searcher, field, prefix)
+    if not words:
+        return Q.empty_query()
+    scored = _any([Q.term_query(schema, field, w) for w in words])
+    if total <= len(words):
+        return scored
+    return Q.boolean_query([(Occur.Must, pattern), (Occur.Should, scored)])
+
+
+def prefix_query(schema: tantivy.Schema, node: Prefix, searcher: tantivy.Searcher | None = None) -> tantivy.Query:
+    """A truncated word: every word starting with it, unstemmed ("turbo*" finds "turbojet",
+    "turbofans", "turbomachinery"); unfielded, a title match adds the title boost."""
+    if node.field is None:
+        return Q.boolean_query([
+            (Occur.Must, _prefix_on(schema, "all_exact", node.text, searcher)),
+            (Occur.Should, Q.boost_query(_prefix_on(schema, "title_exact", node.text, searcher), TITLE_BOOST)),
+        ])
+    return _any([_boosted(_prefix_on(schema, field, node.text, searcher), key)
+                 for field, key in prefix_fields(node)])
+
+
 def year_query(schema: tantivy.Schema, lo: int | None, hi: int | None) -> tantivy.Query:
     return Q.range_query(schema, "year", tantivy.FieldType.Integer, lo, hi)
 
@@ -199,7 +249,8 @@ def proximity_query(schema: tantivy.Schema, children: Sequence[Node]) -> tantivy
     return Q.boost_query(_any([Q.term_query(schema, "all_pairs", p) for p in pairs]), PAIR_WEIGHT)
 
 
-def partial_query(schema: tantivy.Schema, node: Node) -> tantivy.Query | None:
+def partial_query(schema: tantivy.Schema, node: Node,
+                  searcher: tantivy.Searcher | None = None) -> tantivy.Query | None:
     """Any part of a conjunction, each scored as the conjunction scores it: a record holding some
     of the words gets the BM25 of those it holds (plus their proximity score), on the scale of a
     record holding them all.
@@ -214,17 +265,21 @@ def partial_query(schema: tantivy.Schema, node: Node) -> tantivy.Query | None:
     parts = [child for child in node.children if not isinstance(child, Not)]
     if len(parts) < 2:
         return None
-    clauses = [(Occur.Should, compile_node(schema, child)) for child in parts]
+    clauses = [(Occur.Should, compile_node(schema, child, searcher)) for child in parts]
     proximity = proximity_query(schema, node.children)
     if proximity is not None:
         clauses.append((Occur.Should, proximity))
     return Q.boolean_query(clauses)
 
 
-def compile_node(schema: tantivy.Schema, node: Node) -> tantivy.Query:
-    """The Tantivy query for a tree node."""
+def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher | None = None) -> tantivy.Query:
+    """The Tantivy query for a tree node. ``searcher`` lets a truncated word (``turbo*``) be
+    scored by the words it expands to (:func:`prefix_query`); without one it still matches
+    the same records."""
     if isinstance(node, Term):
         return term_query(schema, node)
+    if isinstance(node, Prefix):
+        return prefix_query(schema, node, searcher)
     if isinstance(node, Phrase):
         return phrase_query(schema, node)
     if isinstance(node, YearRange):
@@ -237,14 +292,14 @@ def compile_node(schema: tantivy.Schema, node: Node) -> tantivy.Query:
         return Q.all_query()
     if isinstance(node, Not):
         return Q.boolean_query([(Occur.Must, Q.all_query()),
-                                (Occur.MustNot, compile_node(schema, node.child))])
+                                (Occur.MustNot, compile_node(schema, node.child, searcher))])
     if isinstance(node, And):
         clauses = []
         for child in node.children:
             if isinstance(child, Not):
-                clauses.append((Occur.MustNot, compile_node(schema, child.child)))
+                clauses.append((Occur.MustNot, compile_node(schema, child.child, searcher)))
             else:
-                clauses.append((Occur.Must, compile_node(schema, child)))
+                clauses.append((Occur.Must, compile_node(schema, child, searcher)))
         if all(occ == Occur.MustNot for occ, _ in clauses):
             clauses.append((Occur.Must, Q.all_query()))
         proximity = proximity_query(schema, node.children)
@@ -252,7 +307,7 @@ def compile_node(schema: tantivy.Schema, node: Node) -> tantivy.Query:
             clauses.append((Occur.Should, proximity))
         return Q.boolean_query(clauses)
     if isinstance(node, Or):
-        alternatives = Q.boolean_query([(Occur.Should, compile_node(schema, c)) for c in node.children])
+        alternatives = Q.boolean_query([(Occur.Should, compile_node(schema, c, searcher)) for c in node.children])
         proximity = proximity_query(schema, node.children)
         if proximity is None:
             return alternatives

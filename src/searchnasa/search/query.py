@@ -7,6 +7,9 @@ Grammar (loosest first)::
     unary   := ("NOT" | "-") unary | primary
     primary := "(" query ")" | PHRASE | WORD | FIELD ":" (WORD | PHRASE | "(" query ")")
 
+A WORD ending in ``*`` (``turbo*``, ``title:aero*``) is truncated: it matches every word that
+starts with it (at least :data:`MIN_PREFIX` letters or digits before the ``*``).
+
 Fields: ``title:``, ``author:``, ``subject:``, ``abstract:``, ``keyword:``, ``year:1990-2005``
 (also ``year:1990``, ``year:1990-``, ``year:-2005``) and ``source:ntrs|osti``.
 
@@ -56,6 +59,15 @@ class Phrase:
 
 
 @dataclass(frozen=True)
+class Prefix:
+    """A bare word ending in ``*`` (``turbo*``): any word that starts with ``text`` (lower case,
+    unstemmed), on every text field or one field."""
+
+    text: str
+    field: str | None = None
+
+
+@dataclass(frozen=True)
 class YearRange:
     lo: int | None
     hi: int | None
@@ -93,7 +105,7 @@ class Or:
     children: tuple["Node", ...]
 
 
-Node = Union[Term, Phrase, YearRange, SourceIs, IdSet, MatchAll, Not, And, Or]
+Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, IdSet, MatchAll, Not, And, Or]
 
 
 @dataclass
@@ -383,12 +395,23 @@ def _and(parts: list[Node]) -> Node:
 _WORDISH = re.compile(r"\w", re.U)
 
 
+MIN_PREFIX = 3  # "a*" would be every word starting with "a": too broad to mean anything
+_PREFIX = re.compile(r"([^\W_]+)\*+")
+
+
 def _word(text: str, fld: str | None, parser: _Parser) -> Node | None:
     text = text.strip()
     if not _WORDISH.search(text):
         if text:
             parser.note(f"Ignored “{text}” (no letters or digits).")
         return None
+    truncated = _PREFIX.fullmatch(text)
+    if truncated:
+        stem = truncated.group(1)
+        if len(stem) >= MIN_PREFIX:
+            return Prefix(stem.lower(), fld)
+        parser.note(f"“{text}”: a truncated word needs at least {MIN_PREFIX} letters before the *; "
+                    f"searched “{stem}”.")
     return Term(text, fld)
 
 
@@ -476,6 +499,8 @@ def describe(node: Node, top: bool = True) -> str:
         return "all records"
     if isinstance(node, Term):
         return f"{node.field}:{node.text}" if node.field else node.text
+    if isinstance(node, Prefix):
+        return f"{node.field}:{node.text}*" if node.field else f"{node.text}*"
     if isinstance(node, Phrase):
         quoted = f"“{node.text}”"
         return f"{node.field}:{quoted}" if node.field else quoted
@@ -502,7 +527,7 @@ def describe(node: Node, top: bool = True) -> str:
 
 def is_strict(node: Node) -> bool:
     """Strict parts must hold for every result: phrases, field clauses, exclusions, ids."""
-    if isinstance(node, Term):
+    if isinstance(node, (Term, Prefix)):
         return node.field is not None
     if isinstance(node, (Phrase, YearRange, SourceIs, IdSet, Not)):
         return True
@@ -526,19 +551,19 @@ def strict_part(node: Node) -> Node | None:
 
 def has_loose(node: Node) -> bool:
     """Whether the query holds any bare words a semantic model could interpret."""
-    if isinstance(node, Term):
+    if isinstance(node, (Term, Prefix)):
         return node.field is None
     if isinstance(node, (And, Or)):
         return any(has_loose(c) for c in node.children)
     return False
 
 
-def positive_parts(node: Node) -> list[Term | Phrase]:
-    """The words and phrases a user asked for (not excluded), in query order."""
-    if isinstance(node, (Term, Phrase)):
+def positive_parts(node: Node) -> list[Term | Phrase | Prefix]:
+    """The words, truncated words and phrases a user asked for (not excluded), in query order."""
+    if isinstance(node, (Term, Phrase, Prefix)):
         return [node]
     if isinstance(node, (And, Or)):
-        out: list[Term | Phrase] = []
+        out: list[Term | Phrase | Prefix] = []
         for child in node.children:
             out.extend(positive_parts(child))
         return out
@@ -546,5 +571,6 @@ def positive_parts(node: Node) -> list[Term | Phrase]:
 
 
 def positive_texts(node: Node) -> list[str]:
-    """The text of :func:`positive_parts`: what a semantic model embeds."""
+    """The text of :func:`positive_parts` (a truncated word without its ``*``): what a semantic
+    model embeds."""
     return [part.text for part in positive_parts(node)]

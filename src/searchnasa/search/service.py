@@ -281,7 +281,7 @@ class SearchService:
         word = lone_word(tree) if not filters else None
         word_matches = searcher.doc_freq("all", word) if word is not None else 0
         uncounted = word is not None and word_matches > FACET_EXACT_MAX
-        main = compile_node(schema, tree)
+        main = compile_node(schema, tree, searcher)
         # the skipping form ranks; the required form stays for counting and facets, where every
         # match is visited and a required clause is cheaper than a union
         ranking = lone_word_query(schema, word) if uncounted else None  # type: ignore[arg-type]
@@ -315,7 +315,7 @@ class SearchService:
                 searcher, schema, main, admitted, all_filters, mode, offset, req.per_page,
                 sims=sims, text=sem_text, may_skip_count="source" not in filters,
                 ranking=ranking, lexical_estimate=word_matches if ranking is not None else None,
-                partial=partial_query(schema, tree))
+                partial=partial_query(schema, tree, searcher))
         facets, estimated = (facet_job.result() if facet_job is not None
                              else self._cached_facets(snapshot, searcher, schema, base, filters, total))
         if total is None:
@@ -409,7 +409,7 @@ class SearchService:
         strict = strict_part(tree)
         check = Q.term_set_query(schema, "id", ids)
         if strict is not None:
-            check = Q.boolean_query([(Occur.Must, check), (Occur.Must, compile_node(schema, strict))])
+            check = Q.boolean_query([(Occur.Must, check), (Occur.Must, compile_node(schema, strict, searcher))])
         result = searcher.search(check, limit=len(ids), count=False)
         # which candidates passed, by the ``key`` fast field (the id's 63-bit hash) rather than
         # each hit's stored document: 200 stored-document reads a query were random block reads

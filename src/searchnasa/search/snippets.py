@@ -17,7 +17,7 @@ from functools import cached_property, lru_cache
 from markupsafe import Markup, escape
 
 from ..index.schema import MAX_TOKEN_LEN, PLAIN_ANALYZER, STEM_ANALYZER
-from .query import And, Node, Not, Or, Phrase, Term
+from .query import And, Node, Not, Or, Phrase, Prefix, Term
 
 SNIPPET_CHARS = 320
 ELLIPSIS = "…"
@@ -43,10 +43,18 @@ class Highlight:
 
     stems: set[str] = field(default_factory=set)
     phrases: list[list[str]] = field(default_factory=list)
+    prefixes: set[str] = field(default_factory=set)  # truncated words: any word starting so
 
     @property
     def empty(self) -> bool:
-        return not self.stems and not self.phrases
+        return not self.stems and not self.phrases and not self.prefixes
+
+    @cached_property
+    def prefix_pattern(self) -> re.Pattern[str] | None:
+        if not self.prefixes:
+            return None
+        alternation = "|".join(re.escape(p) for p in sorted(self.prefixes, key=len, reverse=True))
+        return re.compile(rf"{_BEFORE}(?:{alternation}){_ALNUM}*", re.IGNORECASE)
 
     @cached_property
     def word_pattern(self) -> re.Pattern[str] | None:
@@ -79,6 +87,8 @@ def highlight_for(node: Node, fields: Iterable[str | None] = (None, "title", "ab
             tokens = PLAIN_ANALYZER.analyze(n.text)
             if tokens:
                 out.phrases.append(tokens)
+        elif isinstance(n, Prefix) and n.field in wanted:
+            out.prefixes.add(n.text)
         elif isinstance(n, (And, Or)):
             for child in n.children:
                 walk(child)
@@ -108,6 +118,8 @@ def _spans(text: str, hl: Highlight) -> list[tuple[int, int, str]]:
                     raw.append((m.start(), m.end(), stem))
     for label, phrase_re in hl.phrase_patterns:
         raw.extend((m.start(), m.end(), label) for m in phrase_re.finditer(text))
+    if hl.prefix_pattern is not None:
+        raw.extend((m.start(), m.end(), m.group(0).lower()) for m in hl.prefix_pattern.finditer(text))
     if not raw:
         return []
     raw.sort()

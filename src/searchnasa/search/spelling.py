@@ -23,7 +23,9 @@ How a word is corrected, in the order of the checks:
    is at least ``MIN_RATIO`` times as frequent (a typo that a few records share).
 
 A word typed with accents the index does not hold ("kármán" where records say "Karman") is
-offered without them first.
+offered without them first. A bare word that matches nothing but starts other words ("turbo":
+"turbojet", "turbopump") is offered truncated ("turbo*", see :mod:`.query`), unless a close word
+is more common than those words together.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from ..index.schema import PLAIN_ANALYZER, STEM_ANALYZER
-from .query import Phrase, Term
+from .query import Phrase, Prefix, Term
 
 Q = tantivy.Query
 Occur = tantivy.Occur
@@ -109,17 +111,23 @@ def correct_word(searcher: tantivy.Searcher, word: str, exact: bool = False,
     folded = _fold(word)
     if folded != word and len(folded) >= MIN_LENGTH and _matches(searcher, folded, exact) > df:
         return folded  # "kármán" typed, "karman" indexed
+    # "turbo": no such word, but "turbojet", "turbopump", ... start with it: the truncation,
+    # unless a close word is more common than all of those together ("sheld": "shield", not
+    # "sheldon")
+    starts = 0 if exact or df else sum(int(n) for t, n in searcher.terms_with_prefix(FIELD, word) if t != word)
     terms = _candidates(searcher, word)
     terms.pop(word, None)
     close = process.extract(word, list(terms), scorer=OSA.distance, score_cutoff=_max_edits(word), limit=None)
     if not close:
-        return None
+        return word + "*" if starts else None
     nearest = min(distance for _, distance, _ in close)
     tied = sorted((term for term, distance, _ in close if distance == nearest), key=lambda t: (-terms[t], t))
     tied = tied[:MAX_TIED]
     best = tied[0]
     if len(tied) > 1 and context and schema is not None:
         best = max(tied, key=lambda t: (_together(searcher, schema, t, context), terms[t], t))
+    if starts >= terms[best]:
+        return word + "*"
     if df and terms[best] < MIN_RATIO * df:
         return None
     return best
@@ -129,7 +137,7 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 
 def suggest(searcher: tantivy.Searcher, schema: tantivy.Schema, query: str,
-            parts: Sequence[Term | Phrase]) -> str | None:
+            parts: Sequence[Term | Phrase | Prefix]) -> str | None:
     """``query`` with each suspect word among ``parts`` (the words and phrases the user asked
     for, not the excluded ones: :func:`~.query.positive_parts`) replaced by its correction;
     None when nothing was corrected.
@@ -139,6 +147,8 @@ def suggest(searcher: tantivy.Searcher, schema: tantivy.Schema, query: str,
     breaks ties is at most ``MAX_CONTEXT`` of the query's words the index does hold."""
     words: dict[tuple[str, bool], int] = {}
     for part in parts:
+        if not isinstance(part, (Term, Phrase)):
+            continue  # a truncated word ("turbo*") is a prefix, not a misspelling
         exact = isinstance(part, Phrase)
         for word in PLAIN_ANALYZER.analyze(part.text):
             if (word, exact) not in words:
