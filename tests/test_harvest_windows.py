@@ -9,7 +9,7 @@ from datetime import date, timedelta
 
 import httpx
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from replay.server import HttpError, ReplayServer
 
@@ -57,6 +57,9 @@ def in_process(server: ReplayServer) -> httpx.MockTransport:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Found by this test (2026-12-01): the server's window (11) is learnt from a 400 in the middle of a
+# window of 12 records, which then has to be split again, not read on to the limit and cut short.
+@example(data=[(0, 0)] * 11 + [(0, 1)], window=11, page_size=2, client_knows_window=False)
 @given(
     data=st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 3000)), st.integers(0, 40)),
                   min_size=0, max_size=120),

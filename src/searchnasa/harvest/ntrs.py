@@ -189,8 +189,10 @@ class NtrsWalker:
                 except ClientError as exc:
                     if not self._shrink_limit(exc, w["from"], size):
                         raise HarvestError(f"ntrs: {exc.message}") from exc
-                    if w["from"] >= st["limit"]:
-                        w["from"] = 0  # re-split this window under the smaller limit
+                    if w["from"] >= st["limit"] or w.get("total", 0) > st["limit"]:
+                        # re-split this window under the smaller limit: it holds more than the
+                        # limit, so reading on from here would stop short at the limit
+                        w["from"] = 0
                         w.pop("capped", None)
                     continue
             if data is not None:
