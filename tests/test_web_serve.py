@@ -75,3 +75,20 @@ def test_sigterm_lets_an_in_flight_request_finish(home: Path, tmp_path: Path) ->
             httpx.get(server.base_url + "/healthz", timeout=2.0)
     finally:
         server.stop()
+
+
+def test_the_query_encoder_is_ready_before_the_first_search(home: Path, tmp_path: Path) -> None:
+    """The server loads (and runs once) the query encoder when it starts, not on the first search:
+    a first search made after that answers in hybrid mode, not "busy" with keyword matches."""
+    server = start_server(home, tmp_path / "server.log")
+    try:
+        deadline = time.monotonic() + 120
+        while "query encoder ready" not in server.log() and time.monotonic() < deadline:
+            time.sleep(0.5)  # no request meanwhile: loading must not wait for one
+        assert "query encoder ready" in server.log(), server.log()[-2000:]
+        with httpx.Client(base_url=server.base_url, timeout=30.0) as client:
+            body = client.get("/api/search", params={"q": "heat shield ablation"}).json()
+        assert body["mode"] == "hybrid", body["notices"]
+        assert "Semantic search is busy; showing keyword matches." not in body["notices"]
+    finally:
+        server.stop()

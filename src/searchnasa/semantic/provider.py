@@ -172,15 +172,31 @@ class SemanticProvider:
             self._embedder = get_embedder()
         return self._embedder
 
+    def warm_up(self) -> None:
+        """Start loading the query encoder in the background, and run it once (a model's first
+        inference is several times slower than the next), so the first searches after a server
+        starts find it ready instead of busy. Does nothing when no record has a vector."""
+        if self._embedder is not None or not self.available():
+            return
+        with self._lock:
+            if self._loader is None:
+                self._loader = threading.Thread(target=self._load_and_run_once, daemon=True,
+                                                name="load-query-encoder")
+                self._loader.start()
+
+    def _load_and_run_once(self) -> None:
+        try:
+            started = time.perf_counter()
+            self.embedder.encode_query("warm up")
+            log.info("query encoder ready (loaded and run once in %.1f s)", time.perf_counter() - started)
+        except Exception:  # searches report the failure themselves; lexical search carries on
+            log.exception("loading the query encoder failed")
+
     def _loaded_embedder(self) -> Embedder:
         """The model if it is loaded; else load it in the background and say busy meanwhile."""
         if self._embedder is not None:
             return self._embedder
-        with self._lock:
-            if self._loader is None:
-                self._loader = threading.Thread(target=lambda: self.embedder, daemon=True,
-                                                name="load-query-encoder")
-                self._loader.start()
+        self.warm_up()
         raise EmbedderBusy("the semantic model is still loading")
 
     # -- the service protocol -----------------------------------------------------------------

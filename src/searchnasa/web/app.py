@@ -94,9 +94,13 @@ def create_app(settings: Settings | None = None, service: Any | None = None) -> 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:  # warm up: the first user request should not pay for opening the index
-            holder.search()
+            service = holder.search()
         except SearchNasaError as exc:
             log.warning("starting without a search index: %s", exc.message)
+        else:  # nor find the query encoder still loading (it loads in the background)
+            warm_up = getattr(getattr(service, "semantic", None), "warm_up", None)
+            if callable(warm_up):
+                warm_up()
         yield
 
     app = FastAPI(
