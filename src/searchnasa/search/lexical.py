@@ -193,16 +193,20 @@ def _prefix_on(schema: tantivy.Schema, field: str, prefix: str, searcher: tantiv
     """Every record with a word of ``field`` starting with ``prefix``. With a searcher, the words
     it expands to are term queries, so BM25 scores them; when there are more than
     ``MAX_EXPANSIONS``, a regular expression matches them all and the commonest score."""
-    pattern = Q.regex_query(schema, field, re.escape(prefix) + ".*")
     if searcher is None:
-        return pattern
+        return _prefix_pattern(schema, field, prefix)
     words, total = expansions(searcher, field, prefix)
     if not words:
         return Q.empty_query()
     scored = _any([Q.term_query(schema, field, w) for w in words])
     if total <= len(words):
         return scored
-    return Q.boolean_query([(Occur.Must, pattern), (Occur.Should, scored)])
+    return Q.boolean_query([(Occur.Must, _prefix_pattern(schema, field, prefix)), (Occur.Should, scored)])
+
+
+def _prefix_pattern(schema: tantivy.Schema, field: str, prefix: str) -> tantivy.Query:
+    """Every term of ``field`` starting with ``prefix``, as one regular expression (constant score)."""
+    return Q.regex_query(schema, field, re.escape(prefix) + ".*")
 
 
 def prefix_query(schema: tantivy.Schema, node: Prefix, searcher: tantivy.Searcher | None = None) -> tantivy.Query:
