@@ -88,6 +88,8 @@ def test_a_word_that_only_starts_words_is_offered_truncated(service: SearchServi
     resp = service.search(SearchRequest(q="turbo engine", mode="lexical"))
     assert resp.total == 0 and resp.suggestion == "turbo* engine"
     assert total(service, resp.suggestion) > 0
+    # in a phrase, which cannot be truncated, the fragment is left alone rather than edited
+    assert service.search(SearchRequest(q='"turbo engine"', mode="lexical")).suggestion is None
     # a truncated word is never "corrected"
     assert service.search(SearchRequest(q="turbo* aerodynamcs", mode="lexical")).suggestion == "turbo* aerodynamics"
 

@@ -114,12 +114,14 @@ def correct_word(searcher: tantivy.Searcher, word: str, exact: bool = False,
     # "turbo": no such word, but "turbojet", "turbopump", ... start with it: the truncation,
     # unless a close word is more common than all of those together ("sheld": "shield", not
     # "sheldon")
-    starts = 0 if exact or df else sum(int(n) for t, n in searcher.terms_with_prefix(FIELD, word) if t != word)
+    # (in a quoted phrase, which cannot be truncated, such a word is left as typed)
+    starts = 0 if df else sum(int(n) for t, n in searcher.terms_with_prefix(FIELD, word) if t != word)
+    truncated = None if exact else word + "*"
     terms = _candidates(searcher, word)
     terms.pop(word, None)
     close = process.extract(word, list(terms), scorer=OSA.distance, score_cutoff=_max_edits(word), limit=None)
     if not close:
-        return word + "*" if starts else None
+        return truncated if starts else None
     nearest = min(distance for _, distance, _ in close)
     tied = sorted((term for term, distance, _ in close if distance == nearest), key=lambda t: (-terms[t], t))
     tied = tied[:MAX_TIED]
@@ -127,7 +129,7 @@ def correct_word(searcher: tantivy.Searcher, word: str, exact: bool = False,
     if len(tied) > 1 and context and schema is not None:
         best = max(tied, key=lambda t: (_together(searcher, schema, t, context), terms[t], t))
     if starts >= terms[best]:
-        return word + "*"
+        return truncated
     if df and terms[best] < MIN_RATIO * df:
         return None
     return best
