@@ -111,14 +111,14 @@ def correct_word(searcher: tantivy.Searcher, word: str, exact: bool = False,
     folded = _fold(word)
     if folded != word and len(folded) >= MIN_LENGTH and _matches(searcher, folded, exact) > df:
         return folded  # "kármán" typed, "karman" indexed
-    # "turbo": no such word, but "turbojet", "turbopump", ... start with it: the truncation,
-    # unless a close word is more common than all of those together ("sheld": "shield", not
-    # "sheldon")
-    # (in a quoted phrase, which cannot be truncated, such a word is left as typed)
-    starts = 0 if df else sum(int(n) for t, n in searcher.terms_with_prefix(FIELD, word) if t != word)
-    truncated = None if exact else word + "*"
     terms = _candidates(searcher, word)
     terms.pop(word, None)
+    # "turbo": no such word, but "turbojet", "turbopump", ... start with it: the truncation,
+    # unless a close word is more common than all of those together ("sheld": "shield", not
+    # "sheldon"); in a quoted phrase, which cannot be truncated, such a word is left as typed.
+    # (``terms`` holds every word starting with ``word``: they all start with its first two letters.)
+    starts = 0 if df else sum(n for t, n in terms.items() if t.startswith(word))
+    truncated = None if exact else word + "*"
     close = process.extract(word, list(terms), scorer=OSA.distance, score_cutoff=_max_edits(word), limit=None)
     if not close:
         return truncated if starts else None
