@@ -16,11 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from searchnasa.citations import write
+from searchnasa.exports import write
 from searchnasa.dedup import clusters_for, run_dedup
-from searchnasa.identifiers import lookup
-from searchnasa.importer import import_paths
-from searchnasa.sample import sample_path
+from searchnasa.store.identifiers import lookup
+from searchnasa.ingest.importer import import_paths
+from searchnasa.ingest.sample import sample_path
 from searchnasa.store import StoredItem, open_store
 
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from searchnasa.batch import batch_client, embed_distributed  # noqa: E402
 from searchnasa.batch.embed import _worker_embedder  # noqa: E402
-from searchnasa.importer import import_paths  # noqa: E402
-from searchnasa.sample import sample_lines_with_abstract  # noqa: E402
+from searchnasa.ingest.importer import import_paths  # noqa: E402
+from searchnasa.ingest.sample import sample_lines_with_abstract  # noqa: E402
 from searchnasa.semantic.embedder import Embedder  # noqa: E402
 from searchnasa.semantic.vectors import VectorStore  # noqa: E402
 from searchnasa.store import open_store  # noqa: E402

@@ -22,7 +22,7 @@ import time
 import numpy as np
 import orjson
 
-from searchnasa.sample import sample_path
+from searchnasa.ingest.sample import sample_path
 from searchnasa.semantic.embedder import Embedder, join_text
 
 QUERIES = ("battery thermal runaway", "cell venting during overcharge", "hypersonic boundary layer transition")

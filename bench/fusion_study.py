@@ -24,7 +24,7 @@ import numpy as np
 from searchnasa.eval.beir import load_beir
 from searchnasa.eval.metrics import evaluate
 from searchnasa.eval.runner import as_any_words, build_eval_home, doc_id_of
-from searchnasa.search.models import SearchRequest
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.semantic.provider import SemanticProvider
 from searchnasa.settings import Settings

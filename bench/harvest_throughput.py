@@ -28,9 +28,9 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from searchnasa.harvest import HarvestOptions, run_harvest  # noqa: E402
+from searchnasa.ingest.harvest import HarvestOptions, run_harvest  # noqa: E402
 from searchnasa.settings import Settings  # noqa: E402
-from searchnasa.sources.formats import map_item  # noqa: E402
+from searchnasa.ingest.formats import map_item  # noqa: E402
 from searchnasa.store import StoredItem, open_store  # noqa: E402
 
 

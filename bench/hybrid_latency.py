@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from searchnasa.importer import import_paths
+from searchnasa.ingest.importer import import_paths
 from searchnasa.index import build_index
-from searchnasa.sample import sample_path
-from searchnasa.search.models import SearchRequest
+from searchnasa.ingest.sample import sample_path
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle
 from searchnasa.semantic.provider import SemanticProvider

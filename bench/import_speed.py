@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from searchnasa.importer import import_paths
-from searchnasa.sample import sample_path
+from searchnasa.ingest.importer import import_paths
+from searchnasa.ingest.sample import sample_path
 from searchnasa.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]

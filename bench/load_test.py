@@ -178,9 +178,9 @@ async def run_load(base_url: str, clients: int, seconds: float, seed: int = 7,
 
 def sample_home() -> Path:
     """The bundled sample (6,514 real records) loaded and indexed once under ``bench/out``."""
-    from searchnasa.importer import import_paths
+    from searchnasa.ingest.importer import import_paths
     from searchnasa.index import build_index
-    from searchnasa.sample import sample_path
+    from searchnasa.ingest.sample import sample_path
     from searchnasa.settings import Settings
     from searchnasa.store import open_store
 

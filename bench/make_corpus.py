@@ -30,7 +30,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from searchnasa.sample import sample_path  # noqa: E402
+from searchnasa.ingest.sample import sample_path  # noqa: E402
 
 NTRS_SHARE = 0.15
 _WORDS = re.compile(r"\S+")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from searchnasa.importer import import_paths
+from searchnasa.ingest.importer import import_paths
 from searchnasa.index import build_index
-from searchnasa.sample import sample_path
+from searchnasa.ingest.sample import sample_path
 from searchnasa.search.related import find_related
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle

@@ -185,7 +185,7 @@ def real_embeddings(limit: int = 20000):
         if len(rows) >= 100:
             mat = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float16).reshape(len(rows), -1)
             return mat.astype(np.float32), f"shared embedding cache ({path})"
-    from searchnasa.sample import sample_path
+    from searchnasa.ingest.sample import sample_path
     from searchnasa.semantic.embedder import get_embedder, join_text
 
     texts = []
@@ -264,7 +264,7 @@ def stage_search(home: Path, out: Path, rounds: int, lexical_only: bool = False)
     import tantivy
 
     from search_latency import query_set, time_function
-    from searchnasa.search.models import SearchRequest
+    from searchnasa.search.schemas import SearchRequest
     from searchnasa.search.service import SearchService
     from searchnasa.semantic.provider import open_provider
     from searchnasa.settings import Settings
@@ -499,7 +499,7 @@ def serving(result: dict[str, Any], home: Path, out: Path, args: argparse.Namesp
     """The search and http stages (each under its own memory cap when one is asked for), and the
     home's sizes on disk, into ``result``; with ``--read-ahead-kb``, run with the disk's
     read-ahead window set to that (and put back after)."""
-    from searchnasa.readahead import read_ahead_file
+    from searchnasa.web.readahead import read_ahead_file
 
     ra_file = read_ahead_file(home)
     before = ra_file.read_text().strip() if ra_file is not None else None

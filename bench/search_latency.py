@@ -39,8 +39,8 @@ import orjson  # noqa: E402
 
 from searchnasa.index import build_index  # noqa: E402
 from searchnasa.records import Record  # noqa: E402
-from searchnasa.sample import sample_path  # noqa: E402
-from searchnasa.search.models import SearchRequest  # noqa: E402
+from searchnasa.ingest.sample import sample_path  # noqa: E402
+from searchnasa.search.schemas import SearchRequest  # noqa: E402
 from searchnasa.search.service import SearchService  # noqa: E402
 from searchnasa.settings import Settings  # noqa: E402
 from searchnasa.store import open_store  # noqa: E402
@@ -306,7 +306,7 @@ def main() -> None:
     result["function_ms_by_kind"] = {k: percentiles(v) for k, v in by_kind.items() if len(v) > 1}
     if args.sample:
         # the sample's store holds the records: compare the two ways of filling a page of cards
-        from searchnasa.importer import import_paths
+        from searchnasa.ingest.importer import import_paths
         from searchnasa.store import open_store as _open
 
         store = _open(home)

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from search_latency import query_set  # noqa: E402
 
 from searchnasa.search import service as service_module  # noqa: E402
-from searchnasa.search.models import SearchRequest  # noqa: E402
+from searchnasa.search.schemas import SearchRequest  # noqa: E402
 from searchnasa.search.service import SearchService  # noqa: E402
 from searchnasa.settings import Settings  # noqa: E402
 

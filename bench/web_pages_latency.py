@@ -33,9 +33,9 @@ QUERIES = ["wind tunnel", '"heat transfer"', "battery electrolyte", "rocket engi
 
 
 def build_home(tmp: Path) -> Path:
-    from searchnasa.importer import import_paths
+    from searchnasa.ingest.importer import import_paths
     from searchnasa.index import build_index
-    from searchnasa.sample import sample_path
+    from searchnasa.ingest.sample import sample_path
     from searchnasa.settings import Settings
     from searchnasa.store import open_store
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from searchnasa.importer import import_paths
+from searchnasa.ingest.importer import import_paths
 from searchnasa.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from searchnasa.importer import import_paths
-from searchnasa.sample import sample_path
+from searchnasa.ingest.importer import import_paths
+from searchnasa.ingest.sample import sample_path
 from searchnasa.semantic.bundle import ChainCache, bundle_path, load_bundle, save_bundle
 from searchnasa.semantic.cache import open_default_cache
 from searchnasa.semantic.vectors import VectorStore

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from searchnasa.importer import import_paths
-from searchnasa.sample import sample_path
+from searchnasa.ingest.importer import import_paths
+from searchnasa.ingest.sample import sample_path
 from searchnasa.settings import Settings
 from searchnasa.store import Store, open_store
 

@@ -130,7 +130,7 @@ def build_web_home(base: Path, sample_home: Path) -> Path:
     import shutil
 
     from searchnasa.dedup import run_dedup
-    from searchnasa.importer import import_paths
+    from searchnasa.ingest.importer import import_paths
     from searchnasa.index import build_index
     from searchnasa.settings import Settings
     from searchnasa.store import StoredItem, open_store

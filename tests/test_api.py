@@ -281,3 +281,20 @@ def test_large_answers_are_compressed(client: httpx.Client) -> None:
     resp = client.get("/search", params={"q": "engine"}, headers={"accept-encoding": "gzip"})
     assert resp.headers["content-encoding"] == "gzip" and "Results for" in resp.text
     assert resp.headers["x-content-type-options"] == "nosniff"
+
+
+OPENAPI_SNAPSHOT = Path(__file__).resolve().parent / "fixtures" / "api" / "openapi.json"
+
+
+def canonical_openapi(spec: dict) -> str:
+    """The form the committed copy is written in: sorted keys, two-space indent, UTF-8."""
+    return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_served_openapi_document_equals_the_committed_copy(client: httpx.Client) -> None:
+    """The API's contract does not drift by accident: a deliberate change rewrites
+    ``tests/fixtures/api/openapi.json`` (``canonical_openapi(create_app().openapi())``) in the same
+    commit, so the diff shows it."""
+    served = client.get("/openapi.json")
+    assert served.status_code == 200
+    assert canonical_openapi(served.json()) == OPENAPI_SNAPSHOT.read_text(encoding="utf-8")

@@ -16,8 +16,8 @@ import rispy
 from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors
 from pylatexenc.latex2text import LatexNodes2Text
 
-from searchnasa.citations import FORMATS, get_format, render, write
-from searchnasa.citations.common import one_line, split_name, work_type
+from searchnasa.exports import FORMATS, get_format, render, write
+from searchnasa.exports.common import one_line, split_name, work_type
 from searchnasa.errors import BadInput
 from searchnasa.records import Author, Identifiers, Record, RecordDate
 from searchnasa.store import open_store

@@ -26,8 +26,8 @@ from typer.testing import CliRunner
 import searchnasa.cli  # noqa: F401  (registers every command on the app)
 import searchnasa.semantic.bundle as bundle
 from searchnasa.cli.app import app
-from searchnasa.importer import import_paths
-from searchnasa.sample import sample_lines_with_abstract
+from searchnasa.ingest.importer import import_paths
+from searchnasa.ingest.sample import sample_lines_with_abstract
 from searchnasa.semantic.vectors import VectorStore
 from searchnasa.settings import Settings
 from searchnasa.store import open_store

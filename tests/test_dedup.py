@@ -19,7 +19,7 @@ from searchnasa.dedup import (
 )
 from searchnasa.dedup.normalize import surname, title_key
 from searchnasa.errors import BadInput
-from searchnasa.importer import import_paths
+from searchnasa.ingest.importer import import_paths
 from searchnasa.store import Store, open_store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crosslisted"
@@ -186,8 +186,8 @@ def test_generic_titles_form_no_key() -> None:
 
 
 def test_collapse_hits_folds_copies_into_one_card(crosslisted: Store) -> None:
-    from searchnasa.dedup.collapse import collapse_hits
-    from searchnasa.search.models import SearchHit
+    from searchnasa.search.collapse import collapse_hits
+    from searchnasa.search.schemas import SearchHit
 
     run_dedup(crosslisted)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import rispy
 
-from searchnasa.importer import import_paths
+from searchnasa.ingest.importer import import_paths
 from searchnasa.store import open_store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crosslisted"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from searchnasa.dedup import cluster_of, parse_config, run_dedup
-from searchnasa.importer import import_paths
+from searchnasa.ingest.importer import import_paths
 from searchnasa.records import Record
 from searchnasa.semantic.embedder import DIM
 from searchnasa.semantic.vectors import open_vectors

@@ -287,7 +287,7 @@ def test_check_index_finds_the_damage(indexed_home: Path, tmp_path: Path, damage
 
 
 def lexical_total(home: Path, q: str = "heat transfer") -> int:
-    from searchnasa.search.models import SearchRequest
+    from searchnasa.search.schemas import SearchRequest
     from searchnasa.search.service import SearchService
 
     return SearchService(Settings().with_home(home)).search(SearchRequest(q=q, mode="lexical")).total

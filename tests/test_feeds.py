@@ -8,9 +8,9 @@ from xml.etree import ElementTree as ET
 
 import feedparser
 
-from searchnasa.feeds import ATOM_NS, atom_feed, entry_id
+from searchnasa.exports.atom import ATOM_NS, atom_feed, entry_id
 from searchnasa.records import Record
-from searchnasa.search.models import SearchHit
+from searchnasa.search.schemas import SearchHit
 from searchnasa.store import open_store
 
 SELF = "http://127.0.0.1:8000/search.atom?q=heat+%26+flux&sort=newest"

@@ -18,7 +18,7 @@ import pytest
 from replay.collections import ntrs_items, osti_items, synthetic_osti
 from replay.server import ReplayServer
 
-from searchnasa.harvest import HarvestOptions, run_harvest
+from searchnasa.ingest.harvest import HarvestOptions, run_harvest
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
 

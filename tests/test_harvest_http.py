@@ -7,14 +7,14 @@ from replay.collections import osti_items
 from replay.server import ReplayServer
 
 from searchnasa.errors import HarvestError
-from searchnasa.harvest.http import (
+from searchnasa.ingest.harvest.http import (
     ClientError,
     HarvestClient,
     RetryPolicy,
     TokenBucket,
     parse_retry_after,
 )
-from searchnasa.harvest.osti import next_link, validate_records
+from searchnasa.ingest.harvest.osti import next_link, validate_records
 
 
 @pytest.fixture(scope="module")

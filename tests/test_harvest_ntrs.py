@@ -11,7 +11,7 @@ import pytest
 from replay.collections import ntrs_items, synthetic_chorus, synthetic_ntrs
 from replay.server import ReplayServer
 
-from searchnasa.harvest import HarvestOptions, run_harvest
+from searchnasa.ingest.harvest import HarvestOptions, run_harvest
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
 

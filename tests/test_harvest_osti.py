@@ -11,7 +11,7 @@ from replay.collections import osti_items, synthetic_osti
 from replay.server import ReplayServer
 
 from searchnasa.errors import HarvestError
-from searchnasa.harvest import HarvestOptions, run_harvest
+from searchnasa.ingest.harvest import HarvestOptions, run_harvest
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from replay.server import HttpError, ReplayServer
 
-from searchnasa.harvest.http import HarvestClient
-from searchnasa.harvest.ntrs import NtrsWalker, _split_range, new_state
+from searchnasa.ingest.harvest.http import HarvestClient
+from searchnasa.ingest.harvest.ntrs import NtrsWalker, _split_range, new_state
 
 DAY0 = date(1960, 1, 1)
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from searchnasa import identifiers
-from searchnasa.identifiers import build_identifier_table, lookup, normalize_number, recognize
-from searchnasa.importer import import_paths
+from searchnasa.store import identifiers
+from searchnasa.store.identifiers import build_identifier_table, lookup, normalize_number, recognize
+from searchnasa.ingest.importer import import_paths
 from searchnasa.store import Store, open_store
 
 FIXTURE = Path(__file__).parent / "fixtures" / "crosslisted"

@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 
 from searchnasa.records import Record, hash_json
-from searchnasa.sample import sample_path
+from searchnasa.ingest.sample import sample_path
 from searchnasa.store import open_store
 
 CLI = str(Path(sys.executable).with_name("searchnasa"))

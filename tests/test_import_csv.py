@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from searchnasa.errors import FormatError
-from searchnasa.sources.formats import read_file
+from searchnasa.ingest.formats import read_file
 
 # Line ends inside fields are normalised to \n by the reader, so \r is left out of the alphabet.
 CELL = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\r")

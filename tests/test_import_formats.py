@@ -18,8 +18,8 @@ import orjson
 import pytest
 
 from searchnasa.errors import FormatError
-from searchnasa.importer import import_paths
-from searchnasa.sources.formats import FORMATS, detect_format, read_file
+from searchnasa.ingest.importer import import_paths
+from searchnasa.ingest.formats import FORMATS, detect_format, read_file
 from searchnasa.store import Store
 
 CLI = str(Path(sys.executable).with_name("searchnasa"))
@@ -53,7 +53,7 @@ def test_format_detection(raw_dir: Path, rel: str, fmt: str) -> None:
 
 
 def test_detection_of_our_own_jsonl_and_gzip(tmp_path: Path) -> None:
-    from searchnasa.sample import sample_path
+    from searchnasa.ingest.sample import sample_path
 
     items = list(read_file(sample_path()))
     assert items and all(not isinstance(i, FormatError) and i.format == "records-jsonl" for i in items)

@@ -20,9 +20,9 @@ import orjson
 import pytest
 
 from searchnasa.errors import FormatError
-from searchnasa.importer import import_paths
-from searchnasa.sample import sample_path
-from searchnasa.sources.formats import read_file
+from searchnasa.ingest.importer import import_paths
+from searchnasa.ingest.sample import sample_path
+from searchnasa.ingest.formats import read_file
 from searchnasa.store import Store, open_store
 
 CLI = str(Path(sys.executable).with_name("searchnasa"))

@@ -11,7 +11,7 @@ import pytest
 from searchnasa.errors import IndexMissing
 from searchnasa.index import build_index, layout
 from searchnasa.records import Record
-from searchnasa.search.models import SearchRequest
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store

@@ -26,7 +26,7 @@ from searchnasa.index import layout
 from searchnasa.index.build import IndexSession
 from searchnasa.index.documents import _SENTINEL, _pairs_per_value, pairs_text
 from searchnasa.index.schema import PLAIN_ANALYZER, build_schema
-from searchnasa.search.models import SearchRequest
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 from searchnasa.store import open_store

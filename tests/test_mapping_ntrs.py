@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from searchnasa.errors import FormatError
-from searchnasa.sources.formats import map_item
-from searchnasa.sources.ntrs import sti_export_id
+from searchnasa.ingest.formats import map_item
+from searchnasa.ingest.ntrs import sti_export_id
 
 
 @pytest.fixture(scope="module")

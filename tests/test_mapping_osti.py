@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from searchnasa.records import Record
-from searchnasa.sources.formats import map_item
-from searchnasa.sources.text import clean_text, parse_osti_author
+from searchnasa.ingest.formats import map_item
+from searchnasa.ingest.text import clean_text, parse_osti_author
 
 TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:]*[^>]*>")
 ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]+);")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchnasa.sources.text import (
+from searchnasa.ingest.text import (
     clean_label,
     clean_list,
     clean_text,

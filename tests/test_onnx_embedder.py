@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 import searchnasa.cli  # noqa: F401  (registers every command on the app)
 from searchnasa.cli.app import app
 from searchnasa.errors import BadInput
-from searchnasa.importer import import_paths
-from searchnasa.sample import sample_lines_with_abstract
+from searchnasa.ingest.importer import import_paths
+from searchnasa.ingest.sample import sample_lines_with_abstract
 from searchnasa.semantic import onnx_export
 from searchnasa.semantic.embedder import (
     BACKEND_ENV,

@@ -15,7 +15,7 @@ from searchnasa.index.reader import IndexReader
 from searchnasa.index.schema import build_schema
 from searchnasa.records import Record
 from searchnasa.search import fusion, lexical
-from searchnasa.search.models import SearchRequest
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.query import parse, positive_texts
 from searchnasa.search.service import (
     FUSION_DEPTH,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from searchnasa.readahead import read_ahead_kb, read_ahead_warning
+from searchnasa.web.readahead import read_ahead_kb, read_ahead_warning
 
 
 def _fake_sysfs(root: Path, under: Path, kb: int, partition: bool = True) -> Path:

@@ -11,8 +11,8 @@ import pytest
 from pydantic import ValidationError
 
 from searchnasa.records import SOURCE_LABELS, Record, RecordDate, hash_json, make_id
-from searchnasa.sample import sample_path
-from searchnasa.sources.formats import map_item
+from searchnasa.ingest.sample import sample_path
+from searchnasa.ingest.formats import map_item
 
 
 @pytest.fixture(scope="module")

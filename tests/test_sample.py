@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 
 from searchnasa.records import Record, hash_json
-from searchnasa.sample import sample_path
+from searchnasa.ingest.sample import sample_path
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ import pytest
 import searchnasa.search.service as svc
 from searchnasa.index import build_index
 from searchnasa.records import Record
-from searchnasa.search.models import SearchRequest
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store

@@ -13,8 +13,8 @@ import pytest
 
 from searchnasa.records import Record
 from searchnasa.search.fusion import reciprocal_rank_fusion, weighted_sum
-from searchnasa.search.models import SearchRequest
-from searchnasa.search.semantic_api import SemanticProvider
+from searchnasa.search.schemas import SearchRequest
+from searchnasa.search.protocols import SemanticProvider
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 from searchnasa.store import open_store

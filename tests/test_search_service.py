@@ -13,7 +13,7 @@ from searchnasa.errors import NotFound
 from searchnasa.index.schema import plain_tokens, stem_tokens
 from searchnasa.records import Record
 from searchnasa.search.lexical import compile_node
-from searchnasa.search.models import SearchRequest
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.query import parse
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings

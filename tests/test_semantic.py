@@ -15,8 +15,8 @@ from semantic_util import semantic_home_from
 
 from searchnasa.index.schema import stem_tokens
 from searchnasa.records import Record
-from searchnasa.search.models import SearchRequest
-from searchnasa.search.semantic_api import SemanticProvider as ProviderProtocol
+from searchnasa.search.schemas import SearchRequest
+from searchnasa.search.protocols import SemanticProvider as ProviderProtocol
 from searchnasa.search.service import SearchService
 from searchnasa.semantic.ann import ExactIndex, HnswIndex, recall_at_k
 from searchnasa.semantic.bundle import dequantize, load_bundle, quantize

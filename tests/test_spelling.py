@@ -11,7 +11,7 @@ from searchnasa.index import build_index
 from searchnasa.index.reader import IndexReader
 from searchnasa.records import Record
 from searchnasa.search import spelling
-from searchnasa.search.models import SearchRequest
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store

@@ -12,7 +12,7 @@ import pytest
 
 from searchnasa.errors import NotFound, StoreError
 from searchnasa.records import Record
-from searchnasa.sources.formats import FIDELITY, map_item
+from searchnasa.ingest.formats import FIDELITY, map_item
 from searchnasa.store import Store, StoredItem, open_store
 
 

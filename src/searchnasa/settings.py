@@ -1,4 +1,11 @@
-"""One settings object, read from ``SEARCHNASA_*`` environment variables; CLI flags override it."""
+"""Configuration, read in one place: every ``SEARCHNASA_*`` variable, its default and its meaning.
+
+``VARIABLES`` is the table (docs/operations.md shows the same); :class:`Settings` holds the ones
+a data home is opened with; :func:`env_value` reads any other one by its short name, at call time,
+so tests and operators can change it in a running process. No other module reads or writes the
+environment (``tests/test_architecture.py`` checks it): the few that must hand a value to child
+processes do it through :func:`export_variable`.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,87 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+PREFIX = "SEARCHNASA_"
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(f"SEARCHNASA_{name}", default)
+
+@dataclass(frozen=True)
+class Variable:
+    """One setting: its name after ``SEARCHNASA_``, the default used when it is unset, its meaning."""
+
+    name: str
+    default: str
+    help: str
+
+
+VARIABLES: tuple[Variable, ...] = (
+    # where data lives and which sources to talk to
+    Variable("HOME", "./data", "everything the product writes: store.sqlite3, index/, vectors/"),
+    Variable("NTRS_API", "https://ntrs.nasa.gov/api", "NTRS API base (any compatible server)"),
+    Variable("OSTI_API", "https://www.osti.gov/api/v1", "OSTI API base (any compatible server)"),
+    Variable("CONTACT", "searchnasa@example.org", "contact put in the harvester's User-Agent"),
+    # serving
+    Variable("RATE_LIMIT_PER_MINUTE", "0", "web: requests a minute per client address (0: off)"),
+    Variable("COUNT_BUDGET", "20000000", "postings an exact count may walk before it is cut"),
+    Variable("FACET_CACHE", "256", "facet counts remembered per worker (0: off)"),
+    # semantic
+    Variable("EMBED_BACKEND", "torch", "embedding backend for documents and queries: torch or onnx"),
+    Variable("VECTOR_INDEX", "", "saved vector index past 50,000 vectors: hnsw or ivfpq (empty: last built)"),
+    Variable("MODELS_DIR", "", "cache of the ONNX export (empty: $XDG_CACHE_HOME/searchnasa/models)"),
+    Variable("EMBED_CACHE", "", "shared embedding cache (empty: $XDG_CACHE_HOME/searchnasa/embeddings.sqlite3)"),
+    # harvesting (flags of `searchnasa harvest` override these)
+    Variable("HARVEST_RATE", "", "harvest: requests a second (empty: the source's polite default)"),
+    Variable("HARVEST_TIMEOUT", "60", "harvest: seconds one request may take"),
+    Variable("HARVEST_MAX_ATTEMPTS", "6", "harvest: tries of one request before the harvest stops"),
+    Variable("HARVEST_RETRY_BUDGET", "200", "harvest: retries one run may spend"),
+    Variable("HARVEST_BACKOFF", "2.0", "harvest: first backoff in seconds (doubles, with jitter)"),
+    Variable("HARVEST_BACKOFF_CAP", "120", "harvest: longest backoff in seconds"),
+    Variable("HARVEST_MAX_RETRY_AFTER", "900", "harvest: longest Retry-After honoured, in seconds"),
+    Variable("HARVEST_WINDOW_LIMIT", "10000", "harvest: the NTRS result window (page.from + page.size)"),
+    Variable("HARVEST_OVERLAP_DAYS", "2", "harvest: days an incremental harvest re-reads"),
+    Variable("HARVEST_PAGE_SIZE", "", "harvest: records per request (empty: 100)"),
+)
+_BY_NAME = {v.name: v for v in VARIABLES}
+
+
+def env_value(name: str) -> str:
+    """``SEARCHNASA_<name>`` now, else its default from :data:`VARIABLES` (an undeclared name is a
+    programming error, so every variable is declared, documented and defaulted once)."""
+    variable = _BY_NAME[name]
+    return os.environ.get(PREFIX + name) or variable.default
+
+
+def default_of(name: str) -> str:
+    """The declared default of ``SEARCHNASA_<name>`` (for code that names it, e.g. a fallback)."""
+    return _BY_NAME[name].default
+
+
+def env_number(name: str, kind: type[int] | type[float]) -> int | float:
+    """:func:`env_value` as a number; a value that does not parse falls back to the default."""
+    try:
+        return kind(env_value(name))
+    except ValueError:
+        return kind(_BY_NAME[name].default)
+
+
+def export_variable(name: str, value: str) -> None:
+    """Set ``SEARCHNASA_<name>`` for this process and the processes it starts (uvicorn workers,
+    Dask workers), which read their configuration from the environment."""
+    assert name in _BY_NAME, name
+    os.environ[PREFIX + name] = value
+
+
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/searchnasa`` (``~/.cache/searchnasa`` when unset): model exports and the
+    shared embedding cache live there unless their own variable says otherwise."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "searchnasa"
+
+
+def offline_model_environment() -> None:
+    """Tell the Hugging Face libraries to stay offline (the model ships in an installed package)
+    and not to fork tokenizer threads; an operator's own values are kept."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 @dataclass(frozen=True)
@@ -19,21 +104,19 @@ class Settings:
     portable installation (store, index, vectors).
     """
 
-    home: Path = field(default_factory=lambda: Path(_env("HOME", "./data")).resolve())
-    ntrs_api: str = field(default_factory=lambda: _env("NTRS_API", "https://ntrs.nasa.gov/api"))
-    osti_api: str = field(default_factory=lambda: _env("OSTI_API", "https://www.osti.gov/api/v1"))
-    contact: str = field(default_factory=lambda: _env("CONTACT", "searchnasa@example.org"))
-    rate_limit_per_minute: int = field(
-        default_factory=lambda: int(_env("RATE_LIMIT_PER_MINUTE", "0"))
-    )
+    home: Path = field(default_factory=lambda: Path(env_value("HOME")).resolve())
+    ntrs_api: str = field(default_factory=lambda: env_value("NTRS_API"))
+    osti_api: str = field(default_factory=lambda: env_value("OSTI_API"))
+    contact: str = field(default_factory=lambda: env_value("CONTACT"))
+    rate_limit_per_minute: int = field(default_factory=lambda: int(env_value("RATE_LIMIT_PER_MINUTE")))
     # Which embedding backend makes vectors (documents and queries): "torch" (fp32, the default)
-    # or "onnx" (int8, measured 2.7x faster at equal SciFact quality). Validated where it is used (semantic.embedder.check_backend); see docs/architecture.md.
-    embed_backend: str = field(default_factory=lambda: _env("EMBED_BACKEND", "torch"))
+    # or "onnx" (int8). Validated where it is used (semantic.embedder.check_backend).
+    embed_backend: str = field(default_factory=lambda: env_value("EMBED_BACKEND"))
     # Which saved vector index serves collections past 50,000 vectors: "hnsw" (usearch graph, the
     # fastest, wants ~0.5 GiB of RAM per million vectors) or "ivfpq" (faiss, ~0.06 GiB per million in
     # RAM, int8 rows read from disk per query) for machines whose RAM cannot hold the graph. Empty:
     # whichever `searchnasa embed --vector-index` last built (HNSW when none). See docs/scaling.md.
-    vector_index: str = field(default_factory=lambda: _env("VECTOR_INDEX", ""))
+    vector_index: str = field(default_factory=lambda: env_value("VECTOR_INDEX"))
 
     @property
     def store_path(self) -> Path:

@@ -15,10 +15,10 @@ only the work (texts, raw payloads) to the workers, and writes their results bac
 workers need no access to the data folder and SQLite never sees two writers.
 """
 
-from .cluster import LOCAL, PROCESSES, batch_client, check_scheduler, describe_scheduler
-from .embed import embed_distributed
-from .partitions import seq_partitions
-from .renormalize import renormalize_distributed
+from searchnasa.batch.cluster import LOCAL, PROCESSES, batch_client, check_scheduler, describe_scheduler
+from searchnasa.batch.embed import embed_distributed
+from searchnasa.batch.partitions import seq_partitions
+from searchnasa.batch.renormalize import renormalize_distributed
 
 __all__ = [
     "LOCAL",

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from ..errors import BadInput
+from searchnasa.errors import BadInput
 
 J = TypeVar("J")
 

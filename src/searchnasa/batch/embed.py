@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from ..records import Record
-from ..semantic.embedder import Embedder, default_backend, record_text, text_key
-from ..semantic.vectors import EmbedReport, VectorStore
-from ..store import Store
-from .cluster import bounded_results
-from .partitions import ContiguousCheckpoint, SeqRange, seq_partitions
+from searchnasa.records import Record
+from searchnasa.semantic.embedder import Embedder, default_backend, record_text, text_key
+from searchnasa.semantic.vectors import EmbedReport, VectorStore
+from searchnasa.store import Store
+from searchnasa.batch.cluster import bounded_results
+from searchnasa.batch.partitions import ContiguousCheckpoint, SeqRange, seq_partitions
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from ..errors import FormatError
-from ..records import Record
-from ..sources.formats import FIDELITY, map_item
-from ..store import Store, StoredItem, UpsertCounts
-from .cluster import bounded_results
+from searchnasa.errors import FormatError
+from searchnasa.records import Record
+from searchnasa.ingest.formats import FIDELITY, map_item
+from searchnasa.store import Store, StoredItem, UpsertCounts
+from searchnasa.batch.cluster import bounded_results
 
 DEFAULT_PARTITION = 2000
 

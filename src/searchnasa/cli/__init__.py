@@ -1,23 +1,29 @@
 """The ``searchnasa`` command: one entry point, a subcommand per job.
 
-Each group of commands lives in its own module and registers itself on :data:`app`; this module
-only wires them together and turns product errors into one line on stderr and a non-zero exit.
+Each group of commands lives in the module named after it and registers itself on :data:`app`;
+a command parses its options, calls one library function and renders the result. This module only
+wires the groups together, lists the commands in the order ``--help`` shows them, and turns
+product errors into one line on stderr and a non-zero exit.
 """
 
 from __future__ import annotations
 
 import sys
 
-from ..errors import SearchNasaError
-from .app import app
-from . import store_cmds  # noqa: F401  (registers commands)
+from searchnasa.cli import dedup, eval, harvest, index, ingest, search, semantic, serve, store  # noqa: F401  (register commands)
+from searchnasa.cli.app import app, err_console
+from searchnasa.errors import SearchNasaError
 
-for _optional in ("search_cmds", "web_cmds", "harvest_cmds", "semantic_cmds", "ops_cmds"):
-    try:
-        __import__(f"{__name__}.{_optional}")
-    except ModuleNotFoundError as _exc:  # a command group not built yet
-        if _exc.name != f"{__name__}.{_optional}":
-            raise
+# the order of `searchnasa --help`: the write path first, then build, serve, query and batch jobs
+COMMAND_ORDER = ("import", "stats", "export", "renormalize", "load-sample", "index", "search", "serve",
+                 "harvest", "embed", "related", "eval", "dedup", "cite")
+
+
+def _command_name(info) -> str:  # typer.models.CommandInfo
+    return info.name or info.callback.__name__.replace("_", "-")
+
+
+app.registered_commands.sort(key=lambda info: COMMAND_ORDER.index(_command_name(info)))
 
 
 def main() -> None:
@@ -25,7 +31,5 @@ def main() -> None:
     try:
         app()
     except SearchNasaError as exc:
-        from .app import err_console
-
         err_console.print(f"[red]error:[/red] {exc.message}", highlight=False, soft_wrap=True)
         sys.exit(2)

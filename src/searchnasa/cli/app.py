@@ -21,8 +21,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..settings import Settings, get_settings
-from ..store import Store, open_store
+from searchnasa.settings import Settings, get_settings
+from searchnasa.store import Store, open_store
 
 app = typer.Typer(
     name="searchnasa",

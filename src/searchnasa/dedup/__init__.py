@@ -5,9 +5,9 @@ Public API (used by search and web): :func:`cluster_of`, :func:`clusters_for`, :
 the batch job :func:`run_dedup` (``searchnasa dedup``) and its config (:func:`load_config`).
 """
 
-from .clustering import DedupReport, rebuild_clusters, run_dedup
-from .config import DedupConfig, SplitRule, load_config, parse_config
-from .storage import Cluster, ClusterMember, MergeReason, cluster_of, clusters_for, has_clusters
+from searchnasa.dedup.clustering import DedupReport, rebuild_clusters, run_dedup
+from searchnasa.dedup.config import DedupConfig, SplitRule, load_config, parse_config
+from searchnasa.store.clusters import Cluster, ClusterMember, MergeReason, cluster_of, clusters_for, has_clusters
 
 __all__ = [
     "Cluster", "ClusterMember", "DedupConfig", "DedupReport", "MergeReason", "SplitRule", "cluster_of",

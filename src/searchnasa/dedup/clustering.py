@@ -18,13 +18,13 @@ from typing import Any
 
 import orjson
 
-from .. import identifiers
-from ..store import Store
-from .config import DedupConfig
-from .keys import RecordKeys, compute_keys, keys_for_range
-from .rules import RULE_ORDER, Edge, candidate_edges
-from .storage import ensure_schema
-from .vectors_rule import embedding_edges, vectors_available
+from searchnasa.store import identifiers
+from searchnasa.store import Store
+from searchnasa.dedup.config import DedupConfig
+from searchnasa.dedup.keys import RecordKeys, compute_keys, keys_for_range
+from searchnasa.dedup.rules import RULE_ORDER, Edge, candidate_edges
+from searchnasa.store.clusters import ensure_schema
+from searchnasa.dedup.vectors_rule import embedding_edges, vectors_available
 
 log = logging.getLogger(__name__)
 

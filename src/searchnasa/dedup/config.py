@@ -19,7 +19,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BadInput
+from searchnasa.errors import BadInput
 
 CONFIG_FILENAME = "dedup.toml"
 DEFAULT_THRESHOLD = 0.97

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import identifiers
-from ..records import Record
-from ..store import Store
-from .normalize import surname, surnames, title_key
+from searchnasa.store import identifiers
+from searchnasa.records import Record
+from searchnasa.store import Store
+from searchnasa.dedup.normalize import surname, surnames, title_key
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..records import Author
+from searchnasa.records import Author
 
 _TAGS = re.compile(r"<[^>]{0,200}>")
 _NON_WORD = re.compile(r"[^a-z0-9]+")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from .keys import RecordKeys
+from searchnasa.dedup.keys import RecordKeys
 
 RULE_ORDER = ("doi", "report", "title", "embedding")
 

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..records import Record
-from ..store import Store
-from .normalize import fold
-from .rules import Edge
+from searchnasa.records import Record
+from searchnasa.store import Store
+from searchnasa.dedup.normalize import fold
+from searchnasa.dedup.rules import Edge
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def vectors_available(vectors_dir: Path | None) -> bool:
     if vectors_dir is None:
         return False
     try:
-        from ..semantic.vectors import VectorStore
+        from searchnasa.semantic.vectors import VectorStore
     except ImportError:
         return False
     return (Path(vectors_dir) / VectorStore.FILENAME).is_file()
@@ -83,7 +83,7 @@ def series_titles(a: str, b: str) -> bool:
 
 
 def _conflicting_identifiers(a: Record, b: Record) -> bool:
-    from ..identifiers import normalize_number
+    from searchnasa.store.identifiers import normalize_number
 
     da, db = a.identifiers.doi, b.identifiers.doi
     if da and db and da.lower() != db.lower():
@@ -118,7 +118,7 @@ def _exact_pairs(ids: list[str], matrix: np.ndarray, changed: list[str], thresho
 
 
 def _ann_pairs(vectors_dir: Path, changed: list[str], threshold: float) -> dict[tuple[str, str], float]:
-    from ..semantic.provider import SemanticProvider
+    from searchnasa.semantic.provider import SemanticProvider
 
     provider = SemanticProvider(vectors_dir)
     hits: dict[tuple[str, str], float] = {}
@@ -135,8 +135,8 @@ def _ann_pairs(vectors_dir: Path, changed: list[str], threshold: float) -> dict[
 
 def embedding_edges(store: Store, vectors_dir: Path, changed_ids: list[str], threshold: float) -> list[Edge]:
     """Pairs (changed record, any record) with cosine >= ``threshold`` that pass :func:`plausible_pair`."""
-    from ..semantic.ann import EXACT_BELOW
-    from ..semantic.vectors import VectorStore
+    from searchnasa.semantic.ann import EXACT_BELOW
+    from searchnasa.semantic.vectors import VectorStore
 
     if not changed_ids:
         return []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 
-from ..errors import BadInput, FormatError
+from searchnasa.errors import BadInput, FormatError
 
 
 @dataclass

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import BadInput
-from ..records import Record
-from ..settings import Settings
-from ..store import StoredItem, open_store
-from .beir import BeirData, load_beir
-from .metrics import evaluate
+from searchnasa.errors import BadInput
+from searchnasa.records import Record
+from searchnasa.settings import Settings
+from searchnasa.store import StoredItem, open_store
+from searchnasa.eval.beir import BeirData, load_beir
+from searchnasa.eval.metrics import evaluate
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class EvalHome:
 
 def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Progress | None = None) -> EvalHome:
     """Store, index and (when needed) embed a BEIR corpus through the product's own stages."""
-    from ..index import build_index
+    from searchnasa.index import build_index
 
     settings = Settings().with_home(home)
     timings: dict[str, float] = {}
@@ -106,8 +106,8 @@ def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Pr
     timings["index_s"] = time.perf_counter() - start
     report = None
     if need_vectors:
-        from ..semantic.cache import open_default_cache
-        from ..semantic.vectors import VectorStore
+        from searchnasa.semantic.cache import open_default_cache
+        from searchnasa.semantic.vectors import VectorStore
 
         start = time.perf_counter()
         cache = open_default_cache()
@@ -132,11 +132,11 @@ def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Pr
 
 def make_service(settings: Settings, with_semantic: bool) -> Any:
     """The product's search service over an eval home."""
-    from ..search.service import SearchService
+    from searchnasa.search.service import SearchService
 
     semantic = None
     if with_semantic:
-        from ..semantic.provider import SemanticProvider
+        from searchnasa.semantic.provider import SemanticProvider
 
         semantic = SemanticProvider(settings.vectors_dir)
     return SearchService(settings=settings, semantic=semantic)
@@ -152,7 +152,7 @@ def query_text(text: str, words: str) -> str:
 def run_search(service: Any, queries: dict[str, str], mode: str, depth: int = DEPTH,
                progress: Progress | None = None, words: str = "any") -> dict[str, list[str]]:
     """Each query through ``service.search`` in ``mode``; the top ``depth`` BEIR doc ids."""
-    from ..search.models import SearchRequest
+    from searchnasa.search.schemas import SearchRequest
 
     rankings: dict[str, list[str]] = {}
     for n, (qid, text) in enumerate(queries.items(), 1):
@@ -167,7 +167,7 @@ def run_search(service: Any, queries: dict[str, str], mode: str, depth: int = DE
 def run_related(service: Any, queries: dict[str, str], depth: int = DEPTH,
                 progress: Progress | None = None) -> dict[str, list[str]]:
     """Each query as a seed paper (title + text), ranked by the related-papers algorithm."""
-    from ..search.related import Seed, parts_of, rank_related
+    from searchnasa.search.related import Seed, parts_of, rank_related
 
     parts = parts_of(service)
     rankings: dict[str, list[str]] = {}

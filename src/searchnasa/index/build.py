@@ -19,11 +19,11 @@ from typing import Protocol
 
 import tantivy
 
-from ..errors import SearchNasaError
-from ..records import Record
-from . import layout
-from .documents import document_json, record_json_document
-from .schema import SCHEMA_VERSION, build_schema
+from searchnasa.errors import SearchNasaError
+from searchnasa.records import Record
+from searchnasa.index import layout
+from searchnasa.index.documents import document_json, record_json_document
+from searchnasa.index.schema import SCHEMA_VERSION, build_schema
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 
-from ..records import Record
-from .schema import PLAIN_ANALYZER, id_key, sample_terms, sort_keys, word_pairs
+from searchnasa.records import Record
+from searchnasa.index.schema import PLAIN_ANALYZER, id_key, sample_terms, sort_keys, word_pairs
 
 MAX_CARD_AUTHORS = 10
 

@@ -21,8 +21,8 @@ from pathlib import Path
 import orjson
 import tantivy
 
-from . import layout
-from .schema import SCHEMA_VERSION, STEM_ANALYZER
+from searchnasa.index import layout
+from searchnasa.index.schema import SCHEMA_VERSION, STEM_ANALYZER
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ def repair_index(store, index_dir: Path) -> IndexHealth:
     open the new ``CURRENT``. The damaged folder is left as the previous generation (for a look)
     and removed by the next full build.
     """
-    from .build import build_index
+    from searchnasa.index.build import build_index
 
     report = build_index(store, index_dir, rebuild=True)
     log.warning("index rebuilt from the store: %d records into %s", report.indexed, report.generation)
@@ -142,7 +142,7 @@ def ensure_healthy_index(home: Path, index_dir: Path) -> IndexHealth:
         return health
     log.error("search index %s is %s (%s); rebuilding it from the store",
               health.generation or index_dir, health.state, health.problem)
-    from ..store import open_store
+    from searchnasa.store import open_store
 
     if not (Path(home) / "store.sqlite3").exists():
         log.error("no store under %s to rebuild the index from", home)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import tantivy
 
-from ..errors import IndexMissing
-from . import layout
+from searchnasa.errors import IndexMissing
+from searchnasa.index import layout
 
 
 def _mtime(path: Path) -> int:

@@ -15,26 +15,23 @@ that the counted queries stay well under a second on the SYNTHETIC 1M-record ind
 
 from __future__ import annotations
 
-import os
 
 import tantivy
 
-from ..errors import BadInput
-from ..index.schema import PLAIN_ANALYZER, STEM_ANALYZER
-from . import lexical
-from .query import And, IdSet, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, YearRange, tree_depth
+from searchnasa.errors import BadInput
+from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
+from searchnasa.search import lexical
+from searchnasa.search.query import And, IdSet, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, YearRange, tree_depth
+from searchnasa.settings import default_of, env_number
 
-DEFAULT_COUNT_BUDGET = 20_000_000
+DEFAULT_COUNT_BUDGET = int(default_of("COUNT_BUDGET"))
 MAX_DEPTH = 100  # a tree nested deeper than this is over budget whatever its words
 OVER = 10**15
 
 
 def count_budget() -> int:
     """The budget in postings, from the environment (read per call: tests and operators set it)."""
-    try:
-        value = int(os.environ.get("SEARCHNASA_COUNT_BUDGET", DEFAULT_COUNT_BUDGET))
-    except ValueError:
-        return DEFAULT_COUNT_BUDGET
+    value = int(env_number("COUNT_BUDGET", int))
     return value if value > 0 else DEFAULT_COUNT_BUDGET
 
 

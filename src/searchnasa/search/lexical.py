@@ -17,14 +17,14 @@ from collections.abc import Iterable, Sequence
 
 import tantivy
 
-from ..index.schema import (
+from searchnasa.index.schema import (
     BOOSTS,
     PLAIN_ANALYZER,
     STEM_ANALYZER,
     TITLE_BOOST,
     word_pairs,
 )
-from .query import (
+from searchnasa.search.query import (
     And,
     IdSet,
     MatchAll,

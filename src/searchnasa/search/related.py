@@ -26,10 +26,10 @@ from typing import Any, Protocol
 import numpy as np
 import tantivy
 
-from ..errors import BadInput, NotFound
-from ..index.schema import plain_tokens, stem_tokens
-from ..records import SOURCE_LABELS, Record
-from .models import RelatedItem
+from searchnasa.errors import BadInput, NotFound
+from searchnasa.index.schema import plain_tokens, stem_tokens
+from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.search.schemas import RelatedItem
 
 MAX_SEEDS = 20
 MAX_LIMIT = 100
@@ -126,7 +126,7 @@ def parts_of(service: Any) -> RelatedParts:
         if reader is not None:
             break
     if reader is None:
-        from ..index.reader import IndexReader
+        from searchnasa.index.reader import IndexReader
 
         settings = getattr(service, "settings", None)
         if settings is None:

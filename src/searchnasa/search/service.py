@@ -21,7 +21,6 @@ running; under concurrent load they are counted after the page, on the request's
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -32,17 +31,17 @@ from typing import Any
 
 import tantivy
 
-from ..errors import BadInput, NotFound, SearchNasaError
-from ..index.documents import card_from_bytes
-from ..index.reader import IndexReader
-from ..index.schema import SAMPLE_RATES, id_key
-from ..records import SOURCE_LABELS, Record
-from ..settings import Settings, get_settings
-from ..store import Store, open_store
-from . import fusion, spelling
-from .budget import CUT_NOTICE, fit_to_budget
-from .identifiers import IdentifierGuess, recognize
-from .lexical import (
+from searchnasa.errors import BadInput, NotFound, SearchNasaError
+from searchnasa.index.documents import card_from_bytes
+from searchnasa.index.reader import IndexReader
+from searchnasa.index.schema import SAMPLE_RATES, id_key
+from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.settings import Settings, default_of, env_number, get_settings
+from searchnasa.store import Store, open_store
+from searchnasa.search import fusion, spelling
+from searchnasa.search.budget import CUT_NOTICE, fit_to_budget
+from searchnasa.search.identifiers import IdentifierGuess, recognize
+from searchnasa.search.lexical import (
     compile_node,
     filter_queries,
     lone_word,
@@ -50,10 +49,10 @@ from .lexical import (
     partial_query,
     with_filters,
 )
-from .models import FacetBucket, SearchHit, SearchRequest, SearchResponse
-from .query import IdSet, Node, has_loose, parse, positive_parts, positive_texts, strict_part
-from .semantic_api import SemanticProvider
-from .snippets import Highlight, highlight_for, highlight_html, snippet_html
+from searchnasa.search.schemas import FacetBucket, SearchHit, SearchRequest, SearchResponse
+from searchnasa.search.query import IdSet, Node, has_loose, parse, positive_parts, positive_texts, strict_part
+from searchnasa.search.protocols import SemanticProvider
+from searchnasa.search.snippets import Highlight, highlight_for, highlight_html, snippet_html
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +73,7 @@ NO_DATE = "Date not supplied"
 # Facet counts kept per index snapshot, query and filters: turning a page, changing the sort or
 # coming back to a query reuses them (they are most of a search's cost at scale). 0 turns it off,
 # as does SEARCHNASA_FACET_CACHE=0 (benchmarks that time cold searches over HTTP).
-FACET_CACHE_SIZE = 256
+FACET_CACHE_SIZE = int(default_of("FACET_CACHE"))
 
 
 # Threads per process that count facets while the request's own thread ranks the page.
@@ -99,10 +98,7 @@ def facet_pool() -> ThreadPoolExecutor:
 
 def facet_cache_size() -> int:
     """Entries the facet cache keeps: ``SEARCHNASA_FACET_CACHE`` if set, else FACET_CACHE_SIZE."""
-    try:
-        return max(0, int(os.environ.get("SEARCHNASA_FACET_CACHE", FACET_CACHE_SIZE)))
-    except ValueError:
-        return FACET_CACHE_SIZE
+    return max(0, int(env_number("FACET_CACHE", int)))
 
 # facet name -> the request filter it ignores (so a facet shows what choosing it would give)
 FACET_OWN_FILTER = {"source": "source", "decade": "year", "year": "year",
@@ -193,7 +189,7 @@ class SearchService:
         if not self.settings.store_path.exists():
             return []
         try:
-            from .. import identifiers as id_table
+            from searchnasa.store import identifiers as id_table
 
             match = id_table.lookup(self.store, text)
         except (ImportError, SearchNasaError):

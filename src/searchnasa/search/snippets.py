@@ -16,8 +16,8 @@ from functools import cached_property, lru_cache
 
 from markupsafe import Markup, escape
 
-from ..index.schema import MAX_TOKEN_LEN, PLAIN_ANALYZER, STEM_ANALYZER
-from .query import And, Node, Not, Or, Phrase, Prefix, Term
+from searchnasa.index.schema import MAX_TOKEN_LEN, PLAIN_ANALYZER, STEM_ANALYZER
+from searchnasa.search.query import And, Node, Not, Or, Phrase, Prefix, Term
 
 SNIPPET_CHARS = 320
 ELLIPSIS = "…"

@@ -38,8 +38,8 @@ import tantivy
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from ..index.schema import PLAIN_ANALYZER, STEM_ANALYZER
-from .query import Phrase, Prefix, Term
+from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
+from searchnasa.search.query import Phrase, Prefix, Term
 
 Q = tantivy.Query
 Occur = tantivy.Occur

@@ -7,8 +7,8 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..settings import Settings
-    from .provider import SemanticProvider
+    from searchnasa.settings import Settings
+    from searchnasa.semantic.provider import SemanticProvider
 
 log = logging.getLogger(__name__)
 
@@ -18,9 +18,9 @@ def seed_from_bundle(settings: "Settings") -> int:
     Cheap (no model, about a second for the sample), so a fresh ``make run`` serves hybrid search
     at once; ``searchnasa embed`` later embeds whatever the bundle did not cover.
     """
-    from ..store import open_store
-    from .bundle import load_bundle
-    from .vectors import VectorStore
+    from searchnasa.store import open_store
+    from searchnasa.semantic.bundle import load_bundle
+    from searchnasa.semantic.vectors import VectorStore
 
     bundle = load_bundle()
     if bundle is None or not settings.store_path.exists():
@@ -37,8 +37,8 @@ def seed_from_bundle(settings: "Settings") -> int:
 
 def open_semantic(settings: "Settings") -> "SemanticProvider":
     """The semantic provider for a home; seeds it from the bundled sample vectors when it has none."""
-    from .provider import open_provider
-    from .vectors import VectorStore
+    from searchnasa.semantic.provider import open_provider
+    from searchnasa.semantic.vectors import VectorStore
 
     if not (settings.vectors_dir / VectorStore.FILENAME).is_file():
         try:

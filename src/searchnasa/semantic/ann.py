@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .embedder import DIM
-from ..index.schema import id_key
-from .vectors import from_blobs
+from searchnasa.semantic.embedder import DIM
+from searchnasa.index.schema import id_key
+from searchnasa.semantic.vectors import from_blobs
 
 log = logging.getLogger(__name__)
 
@@ -371,7 +371,7 @@ def saved_kind(folder: Path) -> str | None:
 def load_index(folder: Path, kind: str = "hnsw", version: str | None = None) -> SavedIndex | None:
     """The saved index of ``kind`` (see :data:`KINDS`), or None (missing, another kind, stale)."""
     if kind == "ivfpq":
-        from .ivfpq import IvfPqIndex
+        from searchnasa.semantic.ivfpq import IvfPqIndex
 
         return IvfPqIndex.load(folder, version)
     return HnswIndex.load(folder, version)
@@ -442,7 +442,7 @@ def build_from_store(conn: sqlite3.Connection, folder: Path, uid: str | None = N
         hashes = np.zeros(count, dtype=np.uint64)  # 8 bytes a vector, sorted into keys.npy below
         builder: Any
         if kind == "ivfpq":
-            from .ivfpq import IvfPqBuilder, IvfPqParams
+            from searchnasa.semantic.ivfpq import IvfPqBuilder, IvfPqParams
 
             params = params or IvfPqParams.for_count(count)
             builder = IvfPqBuilder(params, cur, count, target, threads)

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from .vectors import EmbeddingCache
+from searchnasa.semantic.vectors import EmbeddingCache
+from searchnasa.settings import env_value, user_cache_dir
 
 
 def default_cache_path() -> Path:
-    env = os.environ.get("SEARCHNASA_EMBED_CACHE")
+    env = env_value("EMBED_CACHE")
     if env:
         return Path(env).expanduser().resolve()
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "searchnasa" / "embeddings.sqlite3"
+    return user_cache_dir() / "embeddings.sqlite3"
 
 
 def open_default_cache() -> EmbeddingCache:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -33,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BadInput, SearchNasaError
-from ..records import Record
+from searchnasa.errors import BadInput, SearchNasaError
+from searchnasa.records import Record
+from searchnasa.settings import default_of, env_value, export_variable, offline_model_environment
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ BACKENDS = ("torch", "onnx")
 # torch stays the default although onnx measured 2.7x faster at SciFact-equal quality: the
 # dedup embedding threshold (0.97) and the bundled sample vectors are calibrated on torch, and a
 # real near-duplicate pair falls from 0.972 to 0.970 under onnx (bench/README.md).
-DEFAULT_BACKEND = "torch"
+DEFAULT_BACKEND = default_of("EMBED_BACKEND")
 BACKEND_ENV = "SEARCHNASA_EMBED_BACKEND"
 
 
@@ -105,13 +105,13 @@ def default_backend() -> str:
     sets it, see :func:`use_backend`) reaches every key computed in this process and in the Dask
     worker processes it starts.
     """
-    return check_backend(os.environ.get(BACKEND_ENV) or DEFAULT_BACKEND)
+    return check_backend(env_value("EMBED_BACKEND") or DEFAULT_BACKEND)
 
 
 def use_backend(name: str) -> str:
     """Make ``name`` this process's (and its children's) default backend."""
     value = check_backend(name)
-    os.environ[BACKEND_ENV] = value
+    export_variable("EMBED_BACKEND", value)
     return value
 
 
@@ -121,7 +121,7 @@ def model_key(backend: str) -> str:
     before backends existed); onnx: the export tag (model, package version, export settings)."""
     if backend == "torch":
         return MODEL_NAME
-    from .onnx_export import export_tag
+    from searchnasa.semantic.onnx_export import export_tag
 
     return f"{MODEL_NAME}+onnx:{export_tag()}"
 
@@ -183,14 +183,12 @@ class Embedder:
 
     def __init__(self, threads: int | None = None, backend: str | None = None,
                  announce: Callable[[str], None] | None = None) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        offline_model_environment()
         self.backend = check_backend(backend or default_backend())
         self.model_key = model_key(self.backend)
         self._impl: TorchBackend | Any
         if self.backend == "onnx":
-            from .onnx_backend import OnnxBackend
+            from searchnasa.semantic.onnx_backend import OnnxBackend
 
             self._impl = OnnxBackend(threads=threads, announce=announce)
         else:

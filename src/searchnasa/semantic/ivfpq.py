@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .ann import SavedIndex, read_saved, to_int8, unit_rows
-from .embedder import DIM
-from .vectors import from_blobs
+from searchnasa.semantic.ann import SavedIndex, read_saved, to_int8, unit_rows
+from searchnasa.semantic.embedder import DIM
+from searchnasa.semantic.vectors import from_blobs
 
 log = logging.getLogger(__name__)
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .embedder import DIM, MAX_SEQ_LENGTH, EmbedderUnavailable, model_dir
-from .onnx_export import INPUT_NAMES, ensure_onnx_model
+from searchnasa.semantic.embedder import DIM, MAX_SEQ_LENGTH, EmbedderUnavailable, model_dir
+from searchnasa.semantic.onnx_export import INPUT_NAMES, ensure_onnx_model
 
 RUN_BATCH = 1  # texts per ONNX run; see the module docstring for why not more
 

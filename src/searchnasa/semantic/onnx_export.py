@@ -27,8 +27,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .embedder import MAX_SEQ_LENGTH as MAX_LENGTH
-from .embedder import MODEL_NAME, model_dir
+from searchnasa.semantic.embedder import MAX_SEQ_LENGTH as MAX_LENGTH
+from searchnasa.semantic.embedder import MODEL_NAME, model_dir
+from searchnasa.settings import env_value, user_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +54,10 @@ _build_lock = threading.Lock()
 
 def models_dir() -> Path:
     """Where exports are cached: ``$SEARCHNASA_MODELS_DIR`` or the user's cache folder."""
-    env = os.environ.get("SEARCHNASA_MODELS_DIR")
+    env = env_value("MODELS_DIR")
     if env:
         return Path(env).expanduser().resolve()
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "searchnasa" / "models"
+    return user_cache_dir() / "models"
 
 
 def package_version() -> str:

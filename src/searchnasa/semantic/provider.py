@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ..settings import Settings, get_settings
-from .ann import EXACT_BELOW, KINDS, ExactIndex, SavedIndex, build_from_store, load_index, saved_kind
-from .embedder import Embedder, EmbedderBusy, get_embedder
-from .vectors import VectorStore
+from searchnasa.settings import Settings, get_settings
+from searchnasa.semantic.ann import EXACT_BELOW, KINDS, ExactIndex, SavedIndex, build_from_store, load_index, saved_kind
+from searchnasa.semantic.embedder import Embedder, EmbedderBusy, get_embedder
+from searchnasa.semantic.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -308,7 +308,7 @@ def prepare_serving_index(vectors_dir: Path, index_kind: str | None = None) -> s
     inside the request that notices (minutes at millions of vectors); ``searchnasa embed`` calls
     this when it finishes so that work happens in the batch job, not in front of a user. Returns
     how the vectors will be served. Needs no model: only the vectors are read."""
-    from . import ann
+    from searchnasa.semantic import ann
 
     provider = SemanticProvider(vectors_dir, exact_below=ann.EXACT_BELOW, index_kind=index_kind)
     count = provider.count()

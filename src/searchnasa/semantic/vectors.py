@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import StoreError
-from ..records import Record
-from ..sqlite_util import select_in
-from .embedder import DIM, MODEL_NAME, Embedder, record_text, text_key
+from searchnasa.errors import StoreError
+from searchnasa.records import Record
+from searchnasa.store.sqlite_util import select_in
+from searchnasa.semantic.embedder import DIM, MODEL_NAME, Embedder, record_text, text_key
 
 STORE_DTYPE = np.float16
 
@@ -96,7 +96,7 @@ def embed_texts(texts: list[str], embedder: Embedder | None, cache: EmbeddingCac
     out = np.zeros((len(texts), DIM), dtype=np.float32)
     if missing:
         if embedder is None:
-            from .embedder import get_embedder
+            from searchnasa.semantic.embedder import get_embedder
 
             embedder = get_embedder()
         fresh = embedder.encode([texts[i] for i in missing], batch_size=batch_size)
@@ -276,7 +276,7 @@ class VectorStore:
                     need = []
                 if need:
                     if embedder is None:
-                        from .embedder import get_embedder
+                        from searchnasa.semantic.embedder import get_embedder
 
                         vecs = get_embedder().encode([texts[r] for r in need], batch_size=32)
                     else:

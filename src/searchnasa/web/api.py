@@ -1,6 +1,6 @@
 """The JSON API under ``/api/``: the same search, records and related papers the pages show.
 
-Parameters are validated by FastAPI from the limits in :mod:`searchnasa.search.models`, so a bad
+Parameters are validated by FastAPI from the limits in :mod:`searchnasa.search.schemas`, so a bad
 request is a 422 JSON error (never a 500), and the OpenAPI spec states every limit.
 """
 
@@ -14,9 +14,9 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from ..errors import BadInput, NotFound
-from ..records import Record
-from ..search.models import (
+from searchnasa.errors import BadInput, NotFound
+from searchnasa.records import Record
+from searchnasa.search.schemas import (
     MAX_PAGE,
     MAX_PER_PAGE,
     MAX_QUERY_CHARS,
@@ -26,7 +26,7 @@ from ..search.models import (
     SearchResponse,
     SortOrder,
 )
-from .app import services
+from searchnasa.web.app import services
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -50,15 +50,15 @@ def check_record_id(record_id: str) -> str:
 
 
 def run_search(service: Any, req: SearchRequest) -> SearchResponse:
-    """Search with one card per work (see :func:`searchnasa.dedup.collapse.search_folded`)."""
-    from ..dedup.collapse import search_folded
+    """Search with one card per work (see :func:`searchnasa.search.collapse.search_folded`)."""
+    from searchnasa.search.collapse import search_folded
 
     return search_folded(service, req)
 
 
 def related_items(service: Any, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
     """Related papers with their reasons (the related-papers module does the ranking)."""
-    from ..search.related import find_related
+    from searchnasa.search.related import find_related
 
     return find_related(service, seed_ids, negative_ids, limit)
 
@@ -120,7 +120,7 @@ EXPORT_PAGE = 100
 
 def citation_response(records: Iterable[Record], fmt: str, stem: str) -> StreamingResponse:
     """Citations streamed record by record: a 1,000-record export is never built in memory."""
-    from ..citations import filename, get_format, write
+    from searchnasa.exports import filename, get_format, write
 
     spec = get_format(fmt)
     return StreamingResponse(

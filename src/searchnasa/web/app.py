@@ -17,12 +17,12 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
-from .. import __version__
-from ..errors import IndexMissing, SearchNasaError
-from ..settings import Settings, get_settings
-from ..store import Store, open_store
-from .errors import install_error_handlers
-from .security import EdgeMiddleware
+from searchnasa import __version__
+from searchnasa.errors import IndexMissing, SearchNasaError
+from searchnasa.settings import Settings, get_settings
+from searchnasa.store import Store, open_store
+from searchnasa.web.errors import install_error_handlers
+from searchnasa.web.middleware import EdgeMiddleware
 
 log = logging.getLogger("searchnasa.web")
 STATIC_DIR = Path(__file__).parent / "static"
@@ -49,12 +49,12 @@ class Services:
         return self._service
 
     def _open_service(self) -> Any:
-        from ..search.service import SearchService
+        from searchnasa.search.service import SearchService
 
         if not self.settings.index_dir.exists():
             raise IndexMissing(
                 f"no search index under {self.settings.home}: run `searchnasa index` first")
-        from ..semantic.provider import QUERY_WAIT_SECONDS
+        from searchnasa.semantic.provider import QUERY_WAIT_SECONDS
 
         # a web search never queues behind the query encoder (see SearchService.semantic_wait)
         return SearchService(self.settings, semantic=self._open_semantic(), semantic_wait=QUERY_WAIT_SECONDS)
@@ -62,7 +62,7 @@ class Services:
     def _open_semantic(self) -> Any | None:
         """The semantic engine when its vectors exist; lexical search works without it."""
         try:
-            from ..semantic import open_semantic  # type: ignore[attr-defined]
+            from searchnasa.semantic import open_semantic  # type: ignore[attr-defined]
         except ImportError:
             return None
         try:
@@ -116,8 +116,8 @@ def create_app(settings: Settings | None = None, service: Any | None = None) -> 
     app.state.settings = settings
     install_error_handlers(app)
 
-    from .api import router as api_router
-    from .pages import router as pages_router
+    from searchnasa.web.api import router as api_router
+    from searchnasa.web.pages import router as pages_router
 
     app.include_router(api_router)
     app.include_router(pages_router)

@@ -2,7 +2,7 @@
 
 The API (and anything that is not a browser page) gets ``{"error": {"code", "message"}}`` with a
 4xx/5xx status; a browser page gets the same message in the site's layout. No answer ever carries a
-stack trace: unexpected exceptions are caught by :class:`~searchnasa.web.security.EdgeMiddleware`.
+stack trace: unexpected exceptions are caught by :class:`~searchnasa.web.middleware.EdgeMiddleware`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import SearchNasaError
+from searchnasa.errors import SearchNasaError
 
 log = logging.getLogger("searchnasa.web")
 
@@ -35,7 +35,7 @@ def wants_html(request: Request) -> bool:
 def error_response(request: Request, status: int, code: str, message: str,
                    headers: dict[str, str] | None = None) -> Response:
     if wants_html(request):
-        from .pages import render_error  # late import: pages imports this module
+        from searchnasa.web.pages import render_error  # late import: pages imports this module
 
         return render_error(request, status, message, headers=headers)
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status,

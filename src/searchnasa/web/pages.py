@@ -15,11 +15,11 @@ import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from ..errors import BadInput
-from ..records import SOURCE_LABELS, Record
-from ..search.models import MAX_PAGE, MAX_QUERY_CHARS, SearchRequest, SearchResponse
-from .api import check_record_id, related_items, run_search
-from .app import services
+from searchnasa.errors import BadInput
+from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.search.schemas import MAX_PAGE, MAX_QUERY_CHARS, SearchRequest, SearchResponse
+from searchnasa.web.api import check_record_id, related_items, run_search
+from searchnasa.web.app import services
 
 router = APIRouter(include_in_schema=False)
 
@@ -244,7 +244,7 @@ FEED_ENTRIES = 50
 @router.get("/search.atom")
 def search_feed(request: Request) -> Response:
     """The newest records matching a search, as Atom 1.0, so a feed reader can follow the query."""
-    from ..feeds import MEDIA_TYPE, atom_feed
+    from searchnasa.exports.atom import MEDIA_TYPE, atom_feed
 
     req, _ = read_search_form(request)
     req = req.model_copy(update={"sort": "newest", "page": 1, "per_page": FEED_ENTRIES, "mode": "lexical"})
@@ -324,7 +324,7 @@ def copies_of(service: Any, record_id: str) -> dict[str, Any] | None:
     store = getattr(service, "store", None)
     if store is None:
         return None
-    from ..dedup.storage import cluster_of
+    from searchnasa.store.clusters import cluster_of
 
     cluster = cluster_of(store, record_id)
     if cluster is None:

@@ -1,0 +1,63 @@
+"""Commands that read the store whole: ``stats`` (what it holds) and ``export`` (every record as
+JSON Lines)."""
+
+from __future__ import annotations
+import gzip
+import sys
+from pathlib import Path
+from typing import Optional
+import typer
+from searchnasa.errors import BadInput
+from searchnasa.cli.app import (
+    HomeOption, app, console, print_json,
+    progress_bar, store_for,
+)
+
+
+@app.command()
+def stats(
+    json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Counts by source, decade and document type; records without a date or an abstract."""
+    data = store_for(home).stats()
+    if json_:
+        print_json(data)
+        return
+    from rich.table import Table
+
+    console.print(f"[bold]{data['total']:,}[/bold] records")
+    for title, key in (("Source", "by_source"), ("Decade", "by_decade"), ("Document type", "by_document_type")):
+        table = Table(title=None, show_header=True)
+        table.add_column(title)
+        table.add_column("records", justify="right")
+        for label, n in data[key].items():
+            table.add_row(str(label), f"{n:,}")
+        console.print(table)
+    console.print(f"without a date (year null): {data['year_null']:,}")
+    console.print(f"without an abstract: {data['without_abstract']:,}")
+
+
+@app.command()
+def export(
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="File to write (default stdout; .gz compresses)."),
+    format: str = typer.Option("jsonl", "--format", help="Only jsonl: one Record per line."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Export every record as JSON Lines of Records (re-importable with ``searchnasa import``)."""
+    if format != "jsonl":
+        raise BadInput(f"unknown export format {format!r}; only 'jsonl' is supported")
+    store = store_for(home)
+    total = store.count()
+    if output is None:
+        out = sys.stdout.buffer
+        for blob in store.iter_json():
+            out.write(blob + b"\n")
+        return
+    opener = gzip.open if output.suffix == ".gz" else open
+    with opener(output, "wb") as out, progress_bar() as bar:  # type: ignore[operator]
+        task = bar.add_task("exporting", total=total, rate="")
+        for blob in store.iter_json():
+            out.write(blob + b"\n")
+            bar.advance(task)
+    console.print(f"{total:,} records written to {output}")

@@ -1,0 +1,319 @@
+"""Run one harvest: pick full / incremental / resume, map pages, upsert them with their checkpoint.
+
+Why here and not in the CLI: tests, the benchmark and the CLI all run the same loop; the CLI only
+adds the progress bar and the summary. Each page is mapped and committed together with the walk
+state that follows it (one SQLite transaction), so SIGKILL at any moment loses at most the page in
+flight, and the re-run starts from the last committed page. Upserts are idempotent, so a page read
+twice stores each record once.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, TypeVar
+
+from searchnasa.errors import BadInput, FormatError, HarvestError
+from searchnasa.settings import Settings, env_value
+from searchnasa.ingest.formats import FIDELITY, map_item
+from searchnasa.store import Store, StoredItem, UpsertCounts
+from searchnasa.ingest.harvest import checkpoint, ntrs, osti
+from searchnasa.ingest.harvest.http import HarvestClient, RetryPolicy
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SOURCES = ("ntrs", "osti")
+RAW_FORMAT = {"ntrs": "ntrs-api", "osti": "osti-api"}
+# NTRS allows about 500 requests per 15 minutes: 0.5/s stays under it with room for downloads.
+DEFAULT_RATE = {"ntrs": 0.5, "osti": 1.0}
+DEFAULT_PAGE_SIZE = {"ntrs": 100, "osti": 100}
+
+
+def _env(name: str, default: str) -> str:
+    """``SEARCHNASA_HARVEST_<name>`` (declared with its default in settings.VARIABLES)."""
+    return env_value(f"HARVEST_{name}") or default
+
+
+@dataclass
+class HarvestOptions:
+    """Every knob of a harvest. Defaults come from ``SEARCHNASA_HARVEST_*``; CLI flags override.
+
+    The tuning knobs (timeouts, backoff, window limit) are configurable so tests and mirrors can run
+    in seconds; the defaults are the polite values for the real services.
+    """
+
+    since: date | None = None
+    until: date | None = None
+    max_records: int | None = None
+    query: str | None = None
+    rate: float | None = None
+    full: bool = False
+    title: str | None = None
+    distribution: str | None = None
+    page_size: int | None = None
+    timeout: float = field(default_factory=lambda: float(_env("TIMEOUT", "60")))
+    max_attempts: int = field(default_factory=lambda: int(_env("MAX_ATTEMPTS", "6")))
+    retry_budget: int = field(default_factory=lambda: int(_env("RETRY_BUDGET", "200")))
+    backoff_base: float = field(default_factory=lambda: float(_env("BACKOFF", "2.0")))
+    backoff_cap: float = field(default_factory=lambda: float(_env("BACKOFF_CAP", "120")))
+    max_retry_after: float = field(default_factory=lambda: float(_env("MAX_RETRY_AFTER", "900")))
+    window_limit: int = field(default_factory=lambda: int(_env("WINDOW_LIMIT", "10000")))
+    overlap_days: int = field(default_factory=lambda: int(_env("OVERLAP_DAYS", "2")))
+    update_index: bool = True
+
+    def resolved_rate(self, source: str, settings: Settings) -> float:
+        """``--rate`` wins, then ``SEARCHNASA_HARVEST_RATE``, then the source's polite default.
+        (The web's ``SEARCHNASA_RATE_LIMIT_PER_MINUTE`` is the server's limit, not the harvest's.)"""
+        if self.rate is not None:
+            return self.rate
+        env_rate = env_value("HARVEST_RATE")
+        if env_rate:
+            return float(env_rate)
+        return DEFAULT_RATE[source]
+
+    def resolved_page_size(self, source: str) -> int:
+        size = self.page_size or int(_env("PAGE_SIZE", str(DEFAULT_PAGE_SIZE[source])))
+        if size < 1:
+            raise BadInput("page size must be at least 1")
+        return size
+
+    def check(self) -> None:
+        if self.since and self.until and self.since > self.until:
+            raise BadInput(f"--since {self.since} is after --until {self.until}")
+        if self.max_records is not None and self.max_records < 1:
+            raise BadInput("--max-records must be at least 1")
+        if self.rate is not None and self.rate < 0:
+            raise BadInput("--rate must be 0 (no limit) or a positive number of requests per second")
+
+
+@dataclass
+class HarvestReport:
+    """What a run did, for the summary line and the tests."""
+
+    source: str
+    mode: str = "full"
+    counts: UpsertCounts = field(default_factory=UpsertCounts)
+    fetched: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    total: int | None = None
+    requests: int = 0
+    retries: int = 0
+    retry_reasons: dict[str, int] = field(default_factory=dict)
+    finished: bool = False
+    index: str = "no index"
+    elapsed: float = 0.0
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        if n > 0:
+            self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+    def summary(self) -> str:
+        c = self.counts
+        text = (f"{self.source} {self.mode} harvest: {c.new} new, {c.changed} changed, "
+                f"{c.unchanged} unchanged, {self.skipped_total} skipped")
+        if c.kept_richer:
+            text += f", {c.kept_richer} kept (a richer copy is stored)"
+        text += f"; {self.requests} requests, {self.retries} retries"
+        text += "" if self.finished else "; stopped early, re-run to continue"
+        return text
+
+
+ProgressFn = Callable[[int, int | None], None]
+_END = object()
+
+
+class prefetch(Iterator[T]):  # noqa: N801  (used like a function)
+    """Run a page generator one page ahead in a thread, so fetching overlaps mapping and storing.
+
+    Pages still reach the caller in order, and only the caller writes to the store, so commit order
+    and crash safety are those of the plain loop. An exception in the walker is re-raised here.
+    """
+
+    def __init__(self, source: Iterator[T], depth: int = 2) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(source,), daemon=True)
+        self._thread.start()
+
+    def _run(self, source: Iterator[T]) -> None:
+        try:
+            for item in source:
+                while not self._stop.is_set():
+                    try:
+                        self._queue.put(("item", item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if self._stop.is_set():
+                    return
+            self._queue.put(("end", _END))
+        except BaseException as exc:  # noqa: BLE001  handed to the consumer
+            self._queue.put(("error", exc))
+
+    def __iter__(self) -> "prefetch[T]":
+        return self
+
+    def __next__(self) -> T:
+        kind, value = self._queue.get()
+        if kind == "item":
+            return value
+        if kind == "error":
+            raise value
+        raise StopIteration
+
+    def close(self, wait: float = 2.0) -> None:
+        """Stop the producer; wait briefly (a request in flight may take until its timeout, and the
+        thread is a daemon, so an interrupted run never hangs on it)."""
+        self._stop.set()
+        deadline = time.monotonic() + wait
+        while self._thread.is_alive() and time.monotonic() < deadline:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                self._thread.join(timeout=0.05)
+
+
+def _client(source: str, settings: Settings, options: HarvestOptions,
+            sleep: Callable[[float], None]) -> HarvestClient:
+    policy = RetryPolicy(max_attempts=options.max_attempts, budget=options.retry_budget,
+                         backoff_base=options.backoff_base, backoff_cap=options.backoff_cap,
+                         max_retry_after=options.max_retry_after)
+    return HarvestClient(source, rate=options.resolved_rate(source, settings), contact=settings.contact,
+                         timeout=options.timeout, policy=policy, sleep=sleep)
+
+
+def _plan(source: str, store: Store, name: str, options: HarvestOptions) -> dict[str, Any]:
+    """Resume an unfinished walk, else start incremental from the checkpoint, else a full walk."""
+    resume = checkpoint.load(store, name)
+    if resume.unfinished and not options.full:
+        log.info("%s: resuming the unfinished %s walk", source, resume.state["mode"])  # type: ignore[index]
+        return resume.state  # type: ignore[return-value]
+    today = checkpoint.today_utc()
+    since = options.since
+    if since is None and options.until is None and not options.full and resume.next_since is not None:
+        since = checkpoint.incremental_start(resume.next_since, options.overlap_days)
+    mode = "incremental" if since is not None or options.until is not None else "full"
+    size = options.resolved_page_size(source)
+    if source == "ntrs":
+        base: dict[str, str] = {"q": options.query or "*"}
+        if since is not None:
+            base["modified.gte"] = since.isoformat()
+        if options.until is not None:
+            base["modified.lte"] = options.until.isoformat()
+        return ntrs.new_state(mode=mode, base=base, page_size=size, window_limit=options.window_limit,
+                              today=today)
+    return osti.new_state(mode=mode, query=options.query, page_size=size, start=since,
+                          until=options.until, today=today)
+
+
+def _client_side_filter(item: dict[str, Any], options: HarvestOptions) -> str | None:
+    """NTRS ignores ``title`` and ``distribution`` filters at times, so we apply them ourselves."""
+    if options.title:
+        title = str(item.get("title") or "")
+        if options.title.casefold() not in title.casefold():
+            return "filtered out: title does not match --title"
+    if options.distribution:
+        if str(item.get("distribution") or "").upper() != options.distribution.upper():
+            return "filtered out: distribution does not match --distribution"
+    return None
+
+
+def _update_index(store: Store, settings: Settings, changed: int) -> str:
+    """Bring an existing lexical index up to date with the records this harvest changed."""
+    if not settings.index_dir.exists():
+        return "no index (run `searchnasa index` to build one)"
+    if changed == 0:
+        return "index already current"
+    try:
+        from searchnasa.index import build_index
+    except ImportError as exc:  # the index module is optional for harvesting
+        return f"index not updated ({exc})"
+    try:
+        result = build_index(store, settings.index_dir)
+    except Exception as exc:  # noqa: BLE001  the harvest succeeded; report the index problem only
+        log.warning("index update failed: %s", exc)
+        return f"index update failed: {exc}"
+    indexed = getattr(result, "indexed", None)
+    return f"index updated ({indexed} records indexed)" if indexed is not None else "index updated"
+
+
+def run_harvest(source: str, store: Store, settings: Settings, options: HarvestOptions | None = None,
+                on_progress: ProgressFn | None = None,
+                sleep: Callable[[float], None] = time.sleep) -> HarvestReport:
+    """Harvest ``source`` into ``store``; raises HarvestError (checkpoint kept) when it must stop."""
+    if source not in SOURCES:
+        raise BadInput(f"unknown source {source!r}; choose one of: {', '.join(SOURCES)}")
+    options = options or HarvestOptions()
+    options.check()
+    name = checkpoint.checkpoint_name(source, options.query, options.since, options.until)
+    state = _plan(source, store, name, options)
+    report = HarvestReport(source=source, mode=state["mode"])
+    api = settings.ntrs_api if source == "ntrs" else settings.osti_api
+    raw_format = RAW_FORMAT[source]
+    started = time.perf_counter()
+    client = _client(source, settings, options, sleep)
+    walker = (ntrs.NtrsWalker(client, api, state) if source == "ntrs"
+              else osti.OstiWalker(client, api, state))
+    last_state = dict(state)
+    pages = prefetch(walker.pages())
+    try:
+        for page in pages:
+            report.total = page.state.get("total")
+            for reason, n in page.skipped.items():
+                report.skip(reason, n)
+            commit_state = page.state
+            items = page.items
+            if options.max_records is not None and report.fetched + len(items) >= options.max_records:
+                keep = options.max_records - report.fetched
+                if keep < len(items):
+                    items = items[:keep]
+                    commit_state = last_state  # the page is only partly stored: re-read it next run
+                else:
+                    commit_state = page.state
+            batch: list[StoredItem] = []
+            for raw in items:
+                reason = _client_side_filter(raw, options)
+                if reason:
+                    report.skip(reason)
+                    continue
+                try:
+                    record = map_item(raw_format, raw)
+                except FormatError as exc:
+                    report.skip(f"cannot map: {exc.message}")
+                    continue
+                batch.append(StoredItem(record, raw_format, raw, FIDELITY.get(raw_format, 3)))
+            report.counts.add(store.upsert(batch, checkpoint=(name, commit_state)))
+            report.fetched += len(items)
+            last_state = commit_state
+            if on_progress:
+                on_progress(report.fetched, report.total)
+            if options.max_records is not None and report.fetched >= options.max_records:
+                break
+        report.finished = last_state.get("phase") == "done"
+    except HarvestError as exc:
+        pages.close()
+        exc.report = report  # type: ignore[attr-defined]  (the CLI prints what was stored before the stop)
+        raise
+    finally:
+        pages.close()
+        report.requests = client.stats.requests
+        report.retries = client.stats.retries
+        report.retry_reasons = dict(client.stats.reasons)
+        report.elapsed = time.perf_counter() - started
+        client.close()
+    if options.update_index:
+        report.index = _update_index(store, settings, report.counts.new + report.counts.changed)
+    return report
+
+
+__all__ = ["HarvestError", "HarvestOptions", "HarvestReport", "run_harvest", "SOURCES"]

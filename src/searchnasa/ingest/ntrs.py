@@ -1,0 +1,264 @@
+"""NASA NTRS: map API citations, the flattened CSV and the STI JSONL export to :class:`Record`.
+
+Ground truth for shapes: ``shared/data/raw/ntrs-*`` and ``shared/SOURCES.md`` (part A.1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from searchnasa.errors import FormatError
+from searchnasa.records import (
+    Author,
+    Identifiers,
+    Links,
+    Organization,
+    Publication,
+    Record,
+    RecordDate,
+    Rights,
+    make_id,
+)
+from searchnasa.ingest.text import clean_label, clean_list, clean_text, format_orcid, normalize_doi, parse_date
+
+NTRS_SITE = "https://ntrs.nasa.gov"
+_REPORT_PREFIX = re.compile(r"^\s*Report Number:\s*", re.IGNORECASE)
+
+
+def absolute_ntrs_url(link: object) -> str | None:
+    """Download links in results are relative (``/api/citations/...``): prefix the site."""
+    if not isinstance(link, str) or not link.strip():
+        return None
+    link = link.strip()
+    if link.startswith(("http://", "https://")):
+        return link
+    return NTRS_SITE + (link if link.startswith("/") else "/" + link)
+
+
+def landing_url(ntrs_id: str) -> str:
+    return f"{NTRS_SITE}/citations/{ntrs_id}"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dates(item: dict[str, Any]) -> tuple[RecordDate | None, list[RecordDate]]:
+    publications = [p for p in _list(item.get("publications")) if isinstance(p, dict)]
+    published = None
+    for pub in publications:
+        published = parse_date(pub.get("publicationDate"), "published")
+        if published:
+            break
+    dates = [published] if published else []
+    for key, kind in (("created", "created"), ("distributionDate", "distributed"),
+                      ("modified", "modified")):
+        d = parse_date(item.get(key), kind)  # type: ignore[arg-type]
+        if d:
+            dates.append(d)
+    return published, dates
+
+
+def _authors(item: dict[str, Any]) -> list[Author]:
+    entries = [a for a in _list(item.get("authorAffiliations")) if isinstance(a, dict)]
+    entries.sort(key=lambda a: a.get("sequence") if isinstance(a.get("sequence"), int) else 1 << 30)
+    authors = []
+    for entry in entries:
+        meta = _dict(entry.get("meta"))
+        person = _dict(meta.get("author"))
+        name = clean_label(person.get("name"))
+        if not name:
+            continue
+        org = _dict(meta.get("organization"))
+        affiliation = clean_label(org.get("name"))
+        authors.append(Author(name=name, affiliation=affiliation,
+                              orcid=format_orcid(person.get("orcidId") or None)))
+    return authors
+
+
+def _report_numbers(item: dict[str, Any]) -> list[str]:
+    raw = [_REPORT_PREFIX.sub("", str(v)) for v in _list(item.get("otherReportNumbers")) if v]
+    for ident in _list(item.get("sourceIdentifiers")):
+        if isinstance(ident, dict) and ident.get("number"):
+            raw.append(str(ident["number"]))
+    return clean_list(raw)
+
+
+def map_citation(item: dict[str, Any]) -> Record:
+    """Map one ``results[]`` item of ``/api/citations/search`` (or ``/api/citations/{id}``)."""
+    if not isinstance(item, dict) or item.get("id") in (None, ""):
+        raise FormatError("NTRS citation without an id")
+    raw_id = item["id"]
+    ntrs_id = str(raw_id).strip()
+    index_name = str(item.get("index") or "")
+    # CHORUS journal metadata answers the same endpoint: ``chorus-*`` index, 14-digit string ids.
+    # The index decides when present; older responses have none, and then a string id does.
+    journal_metadata = index_name.startswith("chorus") if index_name else isinstance(raw_id, str)
+    title = clean_text(item.get("title")) or "(untitled)"
+    published, dates = _dates(item)
+
+    center = _dict(item.get("center"))
+    organizations: list[Organization] = []
+    if clean_label(center.get("name")):
+        organizations.append(Organization(name=clean_label(center.get("name")) or "", role="center"))
+    authors = _authors(item)
+    seen_orgs = {o.name for o in organizations}
+    for a in authors:
+        if a.affiliation and a.affiliation not in seen_orgs:
+            seen_orgs.add(a.affiliation)
+            organizations.append(Organization(name=a.affiliation, role="affiliation"))
+
+    publications = [p for p in _list(item.get("publications")) if isinstance(p, dict)]
+    doi = next((normalize_doi(p.get("doi")) for p in publications if normalize_doi(p.get("doi"))), None)
+    pub0 = publications[0] if publications else {}
+    publication = None
+    if any(pub0.get(k) for k in ("publicationName", "volume", "issue", "publisher", "issn")):
+        publication = Publication(
+            journal=clean_label(pub0.get("publicationName")), volume=clean_label(pub0.get("volume")),
+            issue=clean_label(pub0.get("issue")), publisher=clean_label(pub0.get("publisher")),
+            issn=clean_label(pub0.get("issn")),
+        )
+
+    contracts: list[str] = []
+    other_ids: list[str] = []
+    for f in _list(item.get("fundingNumbers")):
+        if isinstance(f, dict) and f.get("number"):
+            kind = str(f.get("type") or "")
+            if kind.upper() in ("CONTRACT_GRANT", "CONTRACT", "GRANT"):
+                contracts.append(str(f["number"]))
+            else:
+                other_ids.append(f"{kind} {f['number']}".strip())
+    accession = _dict(item.get("legacyMeta")).get("accessionNumber")
+    if accession:
+        other_ids.append(f"Accession {accession}")
+
+    pdf = fulltext = None
+    others: list[str] = []
+    for download in _list(item.get("downloads")):
+        links = _dict(_dict(download).get("links"))
+        pdf = pdf or absolute_ntrs_url(links.get("pdf"))
+        fulltext = fulltext or absolute_ntrs_url(links.get("fulltext"))
+        original = absolute_ntrs_url(links.get("original"))
+        if original and original not in (pdf, fulltext):
+            others.append(original)
+
+    copyright_ = _dict(item.get("copyright"))
+    export = _dict(item.get("exportControl"))
+    export_flags = [k.upper() for k in ("itar", "ear") if str(export.get(k, "")).upper() == "YES"]
+    export_control = None
+    if export:
+        export_control = "/".join(export_flags) if export_flags else str(
+            export.get("isExportControl") or "NO")
+
+    return Record(
+        id=make_id("ntrs", ntrs_id),
+        source="ntrs",
+        source_id=ntrs_id,
+        kind="journal_metadata" if journal_metadata else "citation",
+        title=title,
+        abstract=clean_text(item.get("abstract")),
+        authors=authors,
+        date=published,
+        dates=dates,
+        year=published.year if published else None,
+        subjects=clean_list(item.get("subjectCategories")),
+        keywords=clean_list(item.get("keywords")),
+        document_type=clean_label(item.get("stiType")),
+        document_type_label=clean_label(item.get("stiTypeDetails")) or clean_label(item.get("stiType")),
+        organizations=organizations,
+        identifiers=Identifiers(doi=doi, report_numbers=_report_numbers(item),
+                                contract_numbers=clean_list(contracts), other=clean_list(other_ids)),
+        links=Links(landing=None if journal_metadata and not ntrs_id.isdigit() else landing_url(ntrs_id),
+                    pdf=pdf, fulltext=fulltext, other=others),
+        rights=Rights(
+            copyright_determination=clean_label(copyright_.get("determinationType")),
+            license_type=clean_label(copyright_.get("licenseType")),
+            distribution=clean_label(item.get("distribution")),
+            export_control=export_control,
+            availability=clean_label(item.get("disseminated")),
+        ),
+        publication=publication,
+        related_ids=[make_id("ntrs", str(r["id"])) for r in _list(item.get("related"))
+                     if isinstance(r, dict) and r.get("id")],
+        source_modified=clean_label(item.get("modified")),
+    )
+
+
+def map_csv_row(row: dict[str, str]) -> Record:
+    """Map one row of the flattened NTRS CSV (``ntrs-word-space-explorer``)."""
+    ntrs_id = (row.get("document_id") or "").strip()
+    if not ntrs_id:
+        raise FormatError("row without document_id")
+    published = parse_date(row.get("publicationDate"), "published")
+    created = parse_date(row.get("createDate"), "created")
+    related = [r.strip() for r in (row.get("related") or "").split(",") if r.strip()]
+    return Record(
+        id=make_id("ntrs", ntrs_id),
+        source="ntrs",
+        source_id=ntrs_id,
+        title=clean_text(row.get("title")) or "(untitled)",
+        abstract=clean_text(row.get("abstract")),
+        date=published,
+        dates=[d for d in (published, created) if d],
+        year=published.year if published else None,
+        subjects=clean_list(row.get("subjectCategories")),
+        organizations=[Organization(name="Legacy CDMS" if row.get("center") == "CDMS"
+                                    else str(row.get("center")), role="center")]
+        if row.get("center") else [],
+        links=Links(landing=landing_url(ntrs_id), pdf=absolute_ntrs_url(row.get("downloads_pdf_url")),
+                    fulltext=absolute_ntrs_url(row.get("downloads_text_url"))),
+        rights=Rights(copyright_determination=clean_label(row.get("copyright"))),
+        related_ids=[make_id("ntrs", r) for r in related],
+    )
+
+
+STI_TITLE = "D245A (Title)"
+STI_ABSTRACT = "D520B (Abstract)"
+
+
+_STI_TERM_KEYS = (
+    "D650A (NASA Major Indexing Terms)",
+    "D659A (NASA Minor Indexing Terms)",
+    "D901A Non-NASA Primary Controlled Index Terms",
+    "D902A Non-NASA Secondary Controlled Index Terms",
+    "D653A Uncontrolled Index Terms",
+)
+
+
+def _list_or_one(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def sti_export_id(item: dict[str, Any]) -> str:
+    """The STI export has no id: derive a stable one from title + abstract (same text, same id)."""
+    key = f"{item.get(STI_TITLE) or ''}\x1f{item.get(STI_ABSTRACT) or ''}".encode()
+    return "sti-" + hashlib.sha1(key).hexdigest()[:16]
+
+
+def map_sti_export(item: dict[str, Any]) -> Record:
+    """Map one line of the NASA STI JSONL export (MARC-like keys, no id, date, author or link)."""
+    if not isinstance(item, dict) or STI_TITLE not in item:
+        raise FormatError(f"STI export line without {STI_TITLE!r}")
+    source_id = sti_export_id(item)
+    keywords = clean_list([term for key in _STI_TERM_KEYS for term in _list_or_one(item.get(key))])
+    restrictions = clean_list(item.get("D359C (Access Restrictions)"))
+    return Record(
+        id=make_id("ntrs", source_id),
+        source="ntrs",
+        source_id=source_id,
+        kind="export",
+        title=clean_text(item.get(STI_TITLE)) or "(untitled)",
+        abstract=clean_text(item.get(STI_ABSTRACT)),
+        subjects=clean_list(item.get("D072B (Subject Category)")),
+        keywords=keywords,
+        rights=Rights(distribution=clean_label(item.get("D359A (Authorized Users)")),
+                      availability="; ".join(restrictions) or None),
+    )
