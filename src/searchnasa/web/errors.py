@@ -24,15 +24,14 @@ log = logging.getLogger("searchnasa.web")
 
 _HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
                422: "invalid_request", 429: "rate_limited", 503: "unavailable"}
-
-
 JSON_PATHS = ("/api", "/openapi.json", "/healthz", "/readyz")  # answer JSON whatever the client accepts
 
 
 def wants_html(path: str, accept: str) -> bool:
     """Pages answer in HTML; the API, health checks and the spec always answer in JSON.
 
-    The one rule for both the error handlers and the edge middleware's last-resort 500."""
+    The one rule for both the error handlers and the edge middleware's last-resort 500.
+    """
     if path.startswith("/api/") or path in JSON_PATHS:
         return False
     return "text/html" in accept
