@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from searchnasa.cli import app as cli_app
 from searchnasa.settings import Settings
 from searchnasa.web.app import create_app
-from searchnasa.web.pages import page_numbers, safe_url, truncate
+from searchnasa.web.pages import page_numbers
+from searchnasa.web.render import safe_url, truncate
 
 
 def test_ready_is_503_until_an_index_exists(tmp_home: Path) -> None:

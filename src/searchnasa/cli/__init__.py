@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from typer.models import CommandInfo
+
 from searchnasa.cli import dedup, eval, harvest, index, ingest, search, semantic, serve, store  # noqa: F401  (register commands)
 from searchnasa.cli.app import app, err_console
 from searchnasa.errors import SearchNasaError
@@ -19,7 +21,7 @@ COMMAND_ORDER = ("import", "stats", "export", "renormalize", "load-sample", "ind
                  "harvest", "embed", "related", "eval", "dedup", "cite")
 
 
-def _command_name(info) -> str:  # typer.models.CommandInfo
+def _command_name(info: CommandInfo) -> str:
     return info.name or info.callback.__name__.replace("_", "-")
 
 

@@ -1,20 +1,22 @@
 """``searchnasa serve``: the web pages and JSON API under uvicorn."""
 
 from __future__ import annotations
-import logging
+
 import logging.config
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
+
 import typer
-from searchnasa.errors import BadInput
+
 from searchnasa.cli.app import HomeOption, app, err_console, settings_for
-from searchnasa.settings import export_variable
+from searchnasa.errors import BadInput
+from searchnasa.settings import Settings, export_variable
 
 MAX_REQUEST_HEAD_BYTES = 1_048_576
 KEEP_ALIVE_SECONDS = 75
 
 
-def log_config(level: str) -> dict:
+def log_config(level: str) -> dict[str, Any]:
     """One line per event on stderr (the access lines are JSON with a request id).
 
     Given to uvicorn as a dict so that every worker process configures itself the same way.
@@ -39,9 +41,8 @@ def _nodelay_shared_socket() -> None:
 
     With several workers uvicorn binds the shared socket as ``socket.socket(family)`` (proto 0),
     and asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP, so Nagle's algorithm
-    met the client's delayed ACK and added 40 ms to every response (``/healthz`` 44 ms instead of
-    1 ms; measured by bench/scale.py). Accepted sockets inherit TCP_NODELAY from the listener on
-    Linux, so it is set there.
+    met the client's delayed ACK and held every small response back by the delayed-ACK timeout.
+    Accepted sockets inherit TCP_NODELAY from the listener on Linux, so it is set there.
     """
     import socket
 
@@ -59,6 +60,22 @@ def _nodelay_shared_socket() -> None:
 
     bind_socket._searchnasa_nodelay = True  # type: ignore[attr-defined]
     Config.bind_socket = bind_socket  # type: ignore[method-assign]
+
+
+def _check_home(settings: Settings) -> None:
+    """Before any worker starts: say when there is no index yet, rebuild a corrupt one from the
+    store, and warn when the disk's read-ahead would slow memory-mapped indexes."""
+    if not settings.index_dir.exists():
+        err_console.print(f"[yellow]warning:[/yellow] no index under {settings.home}; "
+                          "run `searchnasa index` (pages answer 503 until then)", highlight=False)
+        return
+    from searchnasa.index.health import ensure_healthy_index
+    from searchnasa.web.readahead import read_ahead_warning
+
+    ensure_healthy_index(settings.home, settings.index_dir)
+    warning = read_ahead_warning(settings.index_dir, settings.vectors_dir)
+    if warning:
+        err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
 
 
 @app.command()
@@ -79,18 +96,7 @@ def serve(
     # Worker processes build their app from the environment, so pass the chosen home down.
     export_variable("HOME", str(settings.home))
     logging.config.dictConfig(log_config(log_level))
-    if not settings.index_dir.exists():
-        err_console.print(f"[yellow]warning:[/yellow] no index under {settings.home}; "
-                          "run `searchnasa index` (pages answer 503 until then)", highlight=False)
-    else:  # a corrupt index is rebuilt from the store before any worker opens it
-        from searchnasa.index.health import ensure_healthy_index
-
-        ensure_healthy_index(settings.home, settings.index_dir)
-        from searchnasa.web.readahead import read_ahead_warning
-
-        warning = read_ahead_warning(settings.index_dir, settings.vectors_dir)
-        if warning:
-            err_console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+    _check_home(settings)
     err_console.print(f"serving {settings.home} on http://{host}:{port} ({workers} worker(s))",
                       highlight=False)
     _nodelay_shared_socket()

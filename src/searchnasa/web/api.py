@@ -1,12 +1,12 @@
 """The JSON API under ``/api/``: the same search, records and related papers the pages show.
 
-Parameters are validated by FastAPI from the limits in :mod:`searchnasa.search.schemas`, so a bad
-request is a 422 JSON error (never a 500), and the OpenAPI spec states every limit.
+Parameters are validated by FastAPI from the limits in :mod:`searchnasa.search.schemas` and
+:mod:`searchnasa.limits`, so a bad request is a 422 JSON error (never a 500), and the OpenAPI spec
+states every limit.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Literal
 
@@ -15,6 +15,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from searchnasa.errors import BadInput, NotFound
+from searchnasa.limits import MAX_EXPORT, MAX_SEEDS, YEAR_MAX, YEAR_MIN
 from searchnasa.records import Record
 from searchnasa.search.schemas import (
     MAX_PAGE,
@@ -26,12 +27,11 @@ from searchnasa.search.schemas import (
     SearchResponse,
     SortOrder,
 )
-from searchnasa.web.app import services
+from searchnasa.web.deps import check_record_id, related_items, run_search, services
+from searchnasa.web.form import MAX_FILTER_VALUES
 
 router = APIRouter(prefix="/api", tags=["api"])
 
-RECORD_ID = re.compile(r"^(ntrs|osti):[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-MAX_SEEDS = 20  # seeds and negatives together, as find_related allows
 MIN_RELATED, MAX_RELATED, DEFAULT_RELATED = 10, 50, 20
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -40,27 +40,6 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     422: {"description": "Invalid parameter: `{\"error\": {\"code\", \"message\"}}`"},
     503: {"description": "Index not built yet: `{\"error\": {\"code\", \"message\"}}`"},
 }
-
-
-def check_record_id(record_id: str) -> str:
-    """Ids are ``ntrs:<id>`` or ``osti:<id>``; anything else (paths, markup) is refused up front."""
-    if not RECORD_ID.match(record_id):
-        raise NotFound(f"no record {record_id[:80]!r}: ids look like ntrs:19810002806 or osti:1234567")
-    return record_id
-
-
-def run_search(service: Any, req: SearchRequest) -> SearchResponse:
-    """Search with one card per work (see :func:`searchnasa.search.collapse.search_folded`)."""
-    from searchnasa.search.collapse import search_folded
-
-    return search_folded(service, req)
-
-
-def related_items(service: Any, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
-    """Related papers with their reasons (the related-papers module does the ranking)."""
-    from searchnasa.search.related import find_related
-
-    return find_related(service, seed_ids, negative_ids, limit)
 
 
 def related_json(items: list[RelatedItem]) -> list[dict[str, Any]]:
@@ -84,13 +63,13 @@ class RelatedQuery(BaseModel):
 def search_filters(
     q: Annotated[str, Query(max_length=MAX_QUERY_CHARS, description="The query (see the query language).")] = "",
     source: Annotated[Literal["ntrs", "osti"] | None, Query()] = None,
-    year_from: Annotated[int | None, Query(ge=1000, le=2100)] = None,
-    year_to: Annotated[int | None, Query(ge=1000, le=2100)] = None,
+    year_from: Annotated[int | None, Query(ge=YEAR_MIN, le=YEAR_MAX)] = None,
+    year_to: Annotated[int | None, Query(ge=YEAR_MIN, le=YEAR_MAX)] = None,
     sort: Annotated[SortOrder, Query()] = "relevance",
     mode: Annotated[Mode, Query()] = "hybrid",
-    document_type: Annotated[list[str], Query(max_length=20)] = [],
-    subject: Annotated[list[str], Query(max_length=20)] = [],
-    organization: Annotated[list[str], Query(max_length=20)] = [],
+    document_type: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
+    subject: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
+    organization: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
 ) -> SearchRequest:
     """The query and its filters, declared once for every endpoint that runs a search
     (``/api/search`` and ``/api/export``), so their OpenAPI parameters and limits cannot drift."""
@@ -114,7 +93,6 @@ def api_search(
 
 
 CitationName = Literal["bibtex", "ris", "csl-json", "csv"]
-MAX_EXPORT = 1000
 EXPORT_PAGE = 100
 
 
@@ -189,7 +167,7 @@ def export_records(service: Any, req: SearchRequest, limit: int) -> Iterator[Rec
     "description": "Citations of a selection (`ids`) or of a whole result set, streamed.",
     "content": {"application/x-bibtex": {}, "application/x-research-info-systems": {}, "text/csv": {},
                 "application/vnd.citationstyles.csl+json": {}}}},
-    summary="Citations for selected records or a whole result set (up to 1,000).")
+    summary=f"Citations for selected records or a whole result set (up to {MAX_EXPORT:,}).")
 def api_export(
     request: Request,
     format: Annotated[CitationName, Query(description="bibtex, ris, csl-json or csv")],

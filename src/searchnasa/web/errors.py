@@ -17,29 +17,43 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from searchnasa.errors import SearchNasaError
+from searchnasa.search.schemas import MAX_QUERY_CHARS
+from searchnasa.web.render import render
 
 log = logging.getLogger("searchnasa.web")
 
 _HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
                422: "invalid_request", 429: "rate_limited", 503: "unavailable"}
+JSON_PATHS = ("/api", "/openapi.json", "/healthz", "/readyz")  # answer JSON whatever the client accepts
 
 
-def wants_html(request: Request) -> bool:
-    """Pages answer in HTML; the API, health checks and the spec always answer in JSON."""
-    path = request.url.path
-    if path.startswith("/api/") or path in ("/api", "/openapi.json", "/healthz", "/readyz"):
+def wants_html(path: str, accept: str) -> bool:
+    """Pages answer in HTML; the API, health checks and the spec always answer in JSON.
+
+    The one rule for both the error handlers and the edge middleware's last-resort 500.
+    """
+    if path.startswith("/api/") or path in JSON_PATHS:
         return False
-    return "text/html" in request.headers.get("accept", "")
+    return "text/html" in accept
+
+
+def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
+    """The one JSON error shape."""
+    return {"error": {"code": code, "message": message}}
+
+
+def error_page(request: Request, status: int, message: str,
+               headers: dict[str, str] | None = None) -> Response:
+    """The message in the site's layout, the search box keeping the query that led here."""
+    return render("error.html", status=status, headers=headers, status_code=status, message=message,
+                  query=request.query_params.get("q", "")[:MAX_QUERY_CHARS])
 
 
 def error_response(request: Request, status: int, code: str, message: str,
                    headers: dict[str, str] | None = None) -> Response:
-    if wants_html(request):
-        from searchnasa.web.pages import render_error  # late import: pages imports this module
-
-        return render_error(request, status, message, headers=headers)
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status,
-                        headers=headers)
+    if wants_html(request.url.path, request.headers.get("accept", "")):
+        return error_page(request, status, message, headers=headers)
+    return JSONResponse(error_body(code, message), status_code=status, headers=headers)
 
 
 def describe_validation(errors: list[dict[str, Any]]) -> str:

@@ -17,6 +17,8 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
+from searchnasa.web.errors import error_body, wants_html
+
 log = logging.getLogger("searchnasa.web")
 
 CONTENT_SECURITY_POLICY = (
@@ -83,7 +85,7 @@ class RateLimiter:
 
 
 def json_error_body(code: str, message: str) -> bytes:
-    return orjson.dumps({"error": {"code": code, "message": message}})
+    return orjson.dumps(error_body(code, message))
 
 
 class EdgeMiddleware:
@@ -129,7 +131,7 @@ class EdgeMiddleware:
             log.exception("unhandled error request_id=%s path=%s", request_id, scope.get("path"))
             if not status_holder["started"]:
                 message = f"internal error (request id {request_id})"
-                if _wants_html(scope):
+                if wants_html(scope.get("path", ""), _accept(scope)):
                     await _send(send_wrapper, 500, _error_page(message), b"text/html; charset=utf-8")
                 else:
                     await _send_json(send_wrapper, 500, json_error_body("internal_error", message))
@@ -145,12 +147,11 @@ class EdgeMiddleware:
             }).decode())
 
 
-def _wants_html(scope: Scope) -> bool:
-    path = scope.get("path", "")
-    if path.startswith("/api/") or path in ("/openapi.json", "/healthz", "/readyz"):
-        return False
-    accept = dict(scope.get("headers", [])).get(b"accept", b"")
-    return b"text/html" in accept
+def _accept(scope: Scope) -> str:
+    for name, value in scope.get("headers", []):
+        if name == b"accept":
+            return value.decode("latin-1")
+    return ""
 
 
 def _error_page(message: str) -> bytes:

@@ -1,175 +1,42 @@
-"""The HTML pages: search results, a record, its related papers. Server-rendered, no JavaScript.
+"""The HTML pages: search results, a record, its related papers, the Atom feed of a search.
 
-Pages are forgiving where the API is strict: a page number past the end or a year typed as words is
-read sensibly and said so, because a person typed it; only an over-long query is refused.
+Server-rendered, no JavaScript. Each route reads its request (:mod:`~searchnasa.web.form`), makes
+one call through :mod:`~searchnasa.web.deps`, and renders a template (:mod:`~searchnasa.web.render`)
+with links from :mod:`~searchnasa.web.urls`.
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
 
-import jinja2
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from searchnasa.errors import BadInput
 from searchnasa.records import SOURCE_LABELS, Record
-from searchnasa.search.schemas import MAX_PAGE, MAX_QUERY_CHARS, SearchRequest, SearchResponse
-from searchnasa.web.api import check_record_id, related_items, run_search
-from searchnasa.web.app import services
+from searchnasa.search.schemas import MAX_PAGE, SearchRequest, SearchResponse
+from searchnasa.web.deps import check_record_id, related_items, run_search, services
+from searchnasa.web.form import FILTER_FACETS, SORTS, read_search_form
+from searchnasa.web.render import humanize, render
+from searchnasa.web.urls import (
+    author_search_url,
+    clear_filters_url,
+    export_url,
+    feed_url,
+    keyword_search_url,
+    organization_search_url,
+    record_url,
+    search_url,
+)
 
 router = APIRouter(include_in_schema=False)
 
-TEMPLATES_DIR = Path(__file__).parent / "templates"
-PER_PAGE = 20
 LINK_LABEL_CHARS = 50
 RELATED_TITLE_CHARS = 50
 RECORD_PAGE_RELATED = 10
 RELATED_PAGE_LIMIT = 20
-FILTER_FACETS = (("document_type", "Document type"), ("subject", "Subject"),
-                 ("organization", "Organization"))
-SORTS = (("relevance", "Relevance"), ("newest", "Newest first"), ("oldest", "Oldest first"))
-
-
-def safe_url(url: str | None) -> str | None:
-    """Only http(s) links leave the site: a ``javascript:`` or ``data:`` URL in a record is dropped."""
-    if not url:
-        return None
-    try:
-        scheme = urlsplit(url.strip()).scheme.lower()
-    except ValueError:
-        return None
-    return url.strip() if scheme in ("http", "https") else None
-
-
-def truncate(text: str | None, limit: int, ellipsis: str = "…") -> str:
-    """Cut at a word boundary near ``limit`` characters and mark the cut."""
-    text = (text or "").strip()
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:.-") + ellipsis
-
-
-def humanize(value: str | None) -> str:
-    """``GOV_PUBLIC_USE_PERMITTED`` -> ``Gov public use permitted``: source codes, readable."""
-    if not value:
-        return ""
-    if value.isupper() or "_" in value:
-        words = value.replace("_", " ").strip().lower()
-        return words[:1].upper() + words[1:]
-    return value
-
-
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
-        autoescape=True,  # every value is escaped unless a template says |safe (only pre-escaped HTML)
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["safe_url"] = safe_url
-    env.filters["truncate_text"] = truncate
-    env.filters["humanize"] = humanize
-    env.filters["thousands"] = lambda n: f"{n:,}"
-    env.filters["urlpart"] = lambda s: quote(str(s), safe=":")
-    env.globals["SOURCE_LABELS"] = SOURCE_LABELS
-    return env
-
-
-ENV = _env()
-
-
-def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
-    html = ENV.get_template(name).render(**context)
-    return HTMLResponse(html, status_code=status, headers=headers)
-
-
-def render_error(request: Request, status: int, message: str,
-                 headers: dict[str, str] | None = None) -> HTMLResponse:
-    return render("error.html", status=status, headers=headers, status_code=status, message=message,
-                  query=request.query_params.get("q", "")[:MAX_QUERY_CHARS])
-
-
-# -- reading the search form ---------------------------------------------------------------------
-def _int_or_none(text: str | None, low: int, high: int, notices: list[str], name: str) -> int | None:
-    if text is None or not text.strip():
-        return None
-    try:
-        value = int(text.strip())
-    except ValueError:
-        notices.append(f"Ignored {name} “{text[:20]}”: not a number.")
-        return None
-    if not low <= value <= high:
-        notices.append(f"Ignored {name} {value}: outside {low}-{high}.")
-        return None
-    return value
-
-
-def read_search_form(request: Request) -> tuple[SearchRequest, list[str]]:
-    """The page's GET parameters as a :class:`SearchRequest`, plus notices about what was ignored."""
-    params = request.query_params
-    notices: list[str] = []
-    q = params.get("q", "")
-    if len(q) > MAX_QUERY_CHARS:
-        raise BadInput(f"the query is {len(q):,} characters long; the limit is {MAX_QUERY_CHARS:,}")
-    source = params.get("source") or None
-    if source not in (None, "ntrs", "osti"):
-        notices.append(f"Ignored unknown source “{source[:20]}”.")
-        source = None
-    page = _int_or_none(params.get("page"), 1, 10**9, notices, "page") or 1
-    if page > MAX_PAGE:
-        notices.append(f"Showing page {MAX_PAGE}, the last page we serve.")
-        page = MAX_PAGE
-    sort = params.get("sort") or "relevance"
-    if sort not in ("relevance", "newest", "oldest"):
-        sort = "relevance"
-    mode = params.get("mode") or "hybrid"
-    if mode not in ("lexical", "semantic", "hybrid"):
-        mode = "hybrid"
-    year_from = _int_or_none(params.get("year_from"), 1000, 2100, notices, "year")
-    year_to = _int_or_none(params.get("year_to"), 1000, 2100, notices, "year")
-    lists = {name: [v for v in params.getlist(name) if v.strip()][:20] for name, _ in FILTER_FACETS}
-    req = SearchRequest(q=q, source=source, page=page, per_page=PER_PAGE, sort=sort, mode=mode,
-                        year_from=year_from, year_to=year_to, **lists)
-    return req, notices
-
-
-def form_params(req: SearchRequest) -> list[tuple[str, str]]:
-    """The non-default parameters of a search, in a stable order, for links that keep the query."""
-    out: list[tuple[str, str]] = [("q", req.q)]
-    if req.source:
-        out.append(("source", req.source))
-    for name in ("year_from", "year_to"):
-        if getattr(req, name) is not None:
-            out.append((name, str(getattr(req, name))))
-    for name, _ in FILTER_FACETS:
-        out.extend((name, v) for v in getattr(req, name))
-    if req.sort != "relevance":
-        out.append(("sort", req.sort))
-    if req.mode != "hybrid":
-        out.append(("mode", req.mode))
-    return out
-
-
-def search_url(req: SearchRequest, **changes: Any) -> str:
-    """A link to this search with some parameters changed (``None`` removes one); page resets to 1."""
-    params = [(k, v) for k, v in form_params(req) if k not in changes]
-    for key, value in changes.items():
-        if value is None or key == "page" and value == 1:
-            continue
-        if isinstance(value, (list, tuple)):
-            params.extend((key, str(v)) for v in value)
-        else:
-            params.append((key, str(value)))
-    return "/search?" + urlencode(params)
+FEED_ENTRIES = 50
+FACET_VALUES_SHOWN = 12
 
 
 def page_numbers(current: int, last: int, around: int = 2) -> list[int | None]:
@@ -196,49 +63,54 @@ def _source_tabs(req: SearchRequest, resp: SearchResponse) -> list[dict[str, Any
     return tabs
 
 
+def _facet_lists(req: SearchRequest, resp: SearchResponse) -> dict[str, list[dict[str, Any]]]:
+    """The filter facets' values with counts; chosen values stay visible even when the facet does
+    not list them (their count is then unknown)."""
+    facets: dict[str, list[dict[str, Any]]] = {}
+    for name, _ in FILTER_FACETS:
+        buckets = [{"value": b.value, "count": b.count} for b in resp.facets.get(name, [])[:FACET_VALUES_SHOWN]]
+        shown = {b["value"] for b in buckets}
+        facets[name] = buckets + [{"value": v, "count": None} for v in getattr(req, name) if v not in shown]
+    return facets
+
+
+def _read_as(resp: SearchResponse) -> str:
+    """How a degraded query was read ("" when it was read as typed)."""
+    repaired = [n for n in resp.notices if not n.startswith("Semantic search")]  # not about the query text
+    if repaired and resp.interpreted:
+        return resp.interpreted.removeprefix("Read as:").strip()
+    return ""
+
+
 def _search_page(request: Request) -> Response:
     req, notices = read_search_form(request)
     resp: SearchResponse = run_search(services(request).search(), req)
     if resp.redirect_id:
-        return RedirectResponse(f"/records/{quote(resp.redirect_id, safe=':')}", status_code=303)
+        return RedirectResponse(record_url(resp.redirect_id), status_code=303)
     last_page = max(1, min(MAX_PAGE, math.ceil(resp.total / req.per_page))) if resp.total else 1
-    facets: dict[str, list[dict[str, Any]]] = {}
-    selected = {name: set(getattr(req, name)) for name, _ in FILTER_FACETS}
-    for name, _ in FILTER_FACETS:  # chosen values stay visible even when the facet does not list them
-        buckets = [{"value": b.value, "count": b.count} for b in resp.facets.get(name, [])[:12]]
-        shown = {b["value"] for b in buckets}
-        facets[name] = buckets + [{"value": v, "count": None} for v in getattr(req, name) if v not in shown]
-    read_as = ""
-    repaired = [n for n in resp.notices if not n.startswith("Semantic search")]  # not about the query text
-    if repaired and resp.interpreted:  # the query was degraded: say how it was read
-        read_as = resp.interpreted.removeprefix("Read as:").strip()
     return render(
         "search.html",
         req=req,
         resp=resp,
         query=req.q,
         notices=notices + list(resp.notices),
-        read_as=read_as,
+        read_as=_read_as(resp),
         tabs=_source_tabs(req, resp),
         last_page=last_page,
         pages=page_numbers(resp.page, last_page),
         page_url=lambda n: search_url(req, page=n),
-        clear_filters_url=search_url(req, year_from=None, year_to=None,
-                                     **{name: None for name, _ in FILTER_FACETS}),
-        facets=facets,
+        clear_filters_url=clear_filters_url(req),
+        facets=_facet_lists(req, resp),
         filter_facets=FILTER_FACETS,
-        selected=selected,
+        selected={name: set(getattr(req, name)) for name, _ in FILTER_FACETS},
         sorts=SORTS,
         has_filters=any(getattr(req, n) for n, _ in FILTER_FACETS) or req.year_from or req.year_to,
         link_label_chars=LINK_LABEL_CHARS,
         permalink=search_url(req, page=resp.page),
         suggestion_url=search_url(req, q=resp.suggestion, page=1) if resp.suggestion else "",
-        feed_url="/search.atom?" + urlencode([(k, v) for k, v in form_params(req) if k != "sort"]),
-        export_url=lambda fmt: "/api/export?" + urlencode([("format", fmt), *form_params(req)]),
+        feed_url=feed_url(req),
+        export_url=lambda fmt: export_url(req, fmt),
     )
-
-
-FEED_ENTRIES = 50
 
 
 @router.get("/search.atom")
@@ -295,28 +167,6 @@ def _record_context(record: Record) -> dict[str, Any]:
         badges.append(("License", humanize(rights.license_type)))
     return {"record": record, "rights_badges": badges, "author_url": author_search_url,
             "keyword_url": keyword_search_url, "organization_url": organization_search_url}
-
-
-def _field_phrase_url(field: str, value: str) -> str:
-    """A search for ``value`` as a phrase on ``field`` (quote marks in the value would end the
-    phrase, so they become spaces)."""
-    phrase = " ".join(value.replace('"', " ").split())
-    return "/search?" + urlencode([("q", f'{field}:"{phrase}"')])
-
-
-def author_search_url(name: str) -> str:
-    """Every record by this author."""
-    return _field_phrase_url("author", name)
-
-
-def keyword_search_url(keyword: str) -> str:
-    """Every record with this keyword."""
-    return _field_phrase_url("keyword", keyword)
-
-
-def organization_search_url(name: str) -> str:
-    """Every record of this organization: the organization filter (the facet's own value)."""
-    return "/search?" + urlencode([("q", ""), ("organization", name)])
 
 
 def copies_of(service: Any, record_id: str) -> dict[str, Any] | None:

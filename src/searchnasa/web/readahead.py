@@ -2,13 +2,11 @@
 
 The lexical index (Tantivy) and the HNSW graph (usearch) are memory-mapped. When a mapped page is
 not in memory, the kernel reads the disk's whole read-ahead window around it (``read_ahead_kb``
-in sysfs; 128 KB on most disks, 8 MB on this project's development VM). Where RAM holds the
-indexes that costs nothing after the first touches. Where it does not (4M records in 4 GiB), every
-fault reads the window and evicts other pages to make room: at 8 MB, hybrid search at 4M within 4
-GiB read ~75 MB per query and took seconds; at 128 KB the same run read nothing after warm-up and
-served at full speed (bench/README.md, "Run D"). The libraries open and map their files
-themselves, so the window can only be set for the disk (docs/operations.md), and ``searchnasa
-serve`` says so when it is large.
+in sysfs; 128 KB on most disks, far more on some virtual machines). Where RAM holds the indexes
+that costs nothing after the first touches. Where it does not, every fault reads the window and
+evicts other pages to make room, so a large window turns each query into disk reads many times
+the size of what it touches. The libraries open and map their files themselves, so the window can
+only be set for the disk (docs/operations.md), and ``searchnasa serve`` says so when it is large.
 """
 
 from __future__ import annotations

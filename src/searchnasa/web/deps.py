@@ -1,0 +1,99 @@
+"""What every request handler reaches the library through: the opened services, the record-id
+check, and the two searches that both the pages and the JSON API run.
+
+Both faces call the same functions here, so a page and its API twin cannot answer differently.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import Any
+
+from fastapi import Request
+
+from searchnasa.errors import IndexMissing, NotFound
+from searchnasa.search.protocols import SemanticProvider
+from searchnasa.search.schemas import RelatedItem, SearchRequest, SearchResponse
+from searchnasa.search.service import SearchService
+from searchnasa.semantic import open_semantic
+from searchnasa.semantic.provider import QUERY_WAIT_SECONDS
+from searchnasa.settings import Settings
+from searchnasa.store import Store, open_store
+
+log = logging.getLogger("searchnasa.web")
+
+RECORD_ID = re.compile(r"^(ntrs|osti):[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class Services:
+    """Opens the search service on first use and keeps it.
+
+    Opening is lazy and retried, so a server started before ``searchnasa index`` ran begins serving
+    as soon as the index appears (``/readyz`` says 503 until then) instead of needing a restart.
+    """
+
+    def __init__(self, settings: Settings, service: SearchService | None = None) -> None:
+        self.settings = settings
+        self._service = service
+        self._store: Store | None = None
+        self._lock = threading.Lock()
+
+    def search(self) -> SearchService:
+        if self._service is None:
+            with self._lock:
+                if self._service is None:
+                    self._service = self._open_service()
+        return self._service
+
+    def _open_service(self) -> SearchService:
+        if not self.settings.index_dir.exists():
+            raise IndexMissing(
+                f"no search index under {self.settings.home}: run `searchnasa index` first")
+        # a web search never queues behind the query encoder (see SearchService.semantic_wait)
+        return SearchService(self.settings, semantic=self._open_semantic(), semantic_wait=QUERY_WAIT_SECONDS)
+
+    def _open_semantic(self) -> SemanticProvider | None:
+        """The semantic engine when its vectors exist; lexical search works without it."""
+        try:
+            return open_semantic(self.settings)
+        except Exception as exc:  # a broken vector index must not take lexical search down
+            log.warning("semantic search unavailable: %s", exc)
+            return None
+
+    def store(self) -> Store:
+        if self._store is None:
+            with self._lock:
+                if self._store is None:
+                    self._store = open_store(self.settings.home, readonly=True)
+        return self._store
+
+    def record_count(self) -> int:
+        return self.store().count()
+
+
+def services(request: Request) -> Services:
+    """The app's services (``create_app`` puts them on the app's state)."""
+    return request.app.state.services
+
+
+def check_record_id(record_id: str) -> str:
+    """Ids are ``ntrs:<id>`` or ``osti:<id>``; anything else (paths, markup) is refused up front."""
+    if not RECORD_ID.match(record_id):
+        raise NotFound(f"no record {record_id[:80]!r}: ids look like ntrs:19810002806 or osti:1234567")
+    return record_id
+
+
+def run_search(service: Any, req: SearchRequest) -> SearchResponse:
+    """Search with one card per work (see :func:`searchnasa.search.collapse.search_folded`)."""
+    from searchnasa.search.collapse import search_folded
+
+    return search_folded(service, req)
+
+
+def related_items(service: Any, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
+    """Related papers with their reasons (the related-papers module does the ranking)."""
+    from searchnasa.search.related import find_related
+
+    return find_related(service, seed_ids, negative_ids, limit)

@@ -1,0 +1,81 @@
+"""The page templates and the filters they use, set up once for every HTML answer.
+
+Both the pages and the error handlers render through :func:`render`, so an error page wears the
+same layout, escaping and labels as the page it replaces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import jinja2
+from fastapi.responses import HTMLResponse
+
+from searchnasa.limits import NO_DATE_LABEL, YEAR_MAX, YEAR_MIN
+from searchnasa.records import SOURCE_LABELS
+from searchnasa.search.schemas import MAX_QUERY_CHARS
+from searchnasa.web.urls import record_id_part
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+
+
+def safe_url(url: str | None) -> str | None:
+    """Only http(s) links leave the site: a ``javascript:`` or ``data:`` URL in a record is dropped."""
+    if not url:
+        return None
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        return None
+    return url.strip() if scheme in ("http", "https") else None
+
+
+def truncate(text: str | None, limit: int, ellipsis: str = "…") -> str:
+    """Cut at a word boundary near ``limit`` characters and mark the cut."""
+    text = (text or "").strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + ellipsis
+
+
+def humanize(value: str | None) -> str:
+    """``GOV_PUBLIC_USE_PERMITTED`` -> ``Gov public use permitted``: source codes, readable."""
+    if not value:
+        return ""
+    if value.isupper() or "_" in value:
+        words = value.replace("_", " ").strip().lower()
+        return words[:1].upper() + words[1:]
+    return value
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,  # every value is escaped unless a template says |safe (only pre-escaped HTML)
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["safe_url"] = safe_url
+    env.filters["truncate_text"] = truncate
+    env.filters["humanize"] = humanize
+    env.filters["thousands"] = lambda n: f"{n:,}"
+    env.filters["urlpart"] = record_id_part
+    # limits and labels the templates show, declared once in searchnasa.limits and search.schemas
+    env.globals.update(SOURCE_LABELS=SOURCE_LABELS, NO_DATE_LABEL=NO_DATE_LABEL, YEAR_MIN=YEAR_MIN,
+                       YEAR_MAX=YEAR_MAX, MAX_QUERY_CHARS=MAX_QUERY_CHARS)
+    return env
+
+
+ENV = _env()
+
+
+def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
+    html = ENV.get_template(name).render(**context)
+    return HTMLResponse(html, status_code=status, headers=headers)
