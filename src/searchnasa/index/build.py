@@ -76,12 +76,7 @@ class BuildReport:
 def _pending(store: RecordSource, since_seq: int) -> int | None:
     """How many records changed since ``since_seq``, when the store can say cheaply."""
     counter = getattr(store, "count_since", None)
-    if callable(counter):
-        return int(counter(since_seq))
-    conn = getattr(store, "conn", None)
-    if conn is not None:
-        return conn.execute("SELECT COUNT(*) FROM records WHERE seq > ?", (since_seq,)).fetchone()[0]
-    return None
+    return int(counter(since_seq)) if callable(counter) else None
 
 
 def _threads() -> int:

@@ -20,8 +20,9 @@ from searchnasa.records import (
     RecordDate,
     Rights,
     make_id,
+    normalize_doi,
 )
-from searchnasa.ingest.text import clean_label, clean_list, clean_text, format_orcid, normalize_doi, parse_date
+from searchnasa.ingest.text import clean_label, clean_list, clean_text, format_orcid, parse_date
 
 NTRS_SITE = "https://ntrs.nasa.gov"
 _REPORT_PREFIX = re.compile(r"^\s*Report Number:\s*", re.IGNORECASE)

@@ -8,12 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from searchnasa.errors import FormatError
-from searchnasa.records import Identifiers, Links, Organization, Publication, Record, Rights, make_id
+from searchnasa.records import Identifiers, Links, Organization, Publication, Record, Rights, make_id, normalize_doi
 from searchnasa.ingest.text import (
     clean_label,
     clean_list,
     clean_text,
-    normalize_doi,
     parse_date,
     parse_osti_author,
     split_osti_subjects,

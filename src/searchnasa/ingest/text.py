@@ -1,4 +1,5 @@
-"""Field cleaners shared by every source mapper: markup to text, DOIs, dates, author strings.
+"""Field cleaners shared by every source mapper: markup to text, dates, author strings
+(DOIs are normalized by :func:`searchnasa.records.normalize_doi`, beside the model).
 
 Each function is total: odd input gives ``None`` or the input cleaned, never an exception, because
 one bad field must not cost a whole record.
@@ -77,25 +78,6 @@ def clean_list(values: object) -> list[str]:
             if label and label not in seen:
                 seen[label] = None
     return list(seen)
-
-
-_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
-_DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
-
-
-def normalize_doi(value: object) -> str | None:
-    """``https://doi.org/10.11578/1367164`` and ``DOI:10.1103/X`` both become ``10.11578/1367164``.
-
-    DOIs are case-insensitive, so they are lower-cased for matching; anything that is not a DOI
-    after stripping is dropped rather than stored as one.
-    """
-    if not isinstance(value, str):
-        return None
-    doi = _DOI_PREFIX.sub("", value.strip()).strip()
-    doi = doi.rstrip(".;,")
-    if not _DOI_SHAPE.match(doi):
-        return None
-    return doi.lower()
 
 
 _DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?\s*$")

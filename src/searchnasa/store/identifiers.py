@@ -20,9 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from searchnasa.records import Record
-from searchnasa.ingest.text import normalize_doi
-from searchnasa.store.sqlite_util import select_in
+from searchnasa.records import Record, normalize_doi
 from searchnasa.store.database import Store
 
 log = logging.getLogger(__name__)
@@ -103,18 +101,7 @@ def record_identifiers(record: Record) -> list[tuple[IdentifierKind, str, str]]:
 
 def ensure_schema(store: Store) -> None:
     """Create the table once; readers of a store without it simply find nothing."""
-    with store._guard():  # the store's own error mapping (disk full, corrupt file)
-        store.conn.executescript(SCHEMA)
-
-
-def _meta_seq(conn: sqlite3.Connection, key: str) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _set_meta_seq(conn: sqlite3.Connection, key: str, seq: int) -> None:
-    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                 (key, str(seq)))
+    store.ensure_tables(SCHEMA)
 
 
 def replace_rows(conn: sqlite3.Connection, records: Iterable[Record]) -> None:
@@ -139,7 +126,7 @@ def build_identifier_table(store: Store, batch_size: int = 2000,
     number of records (re)indexed.
     """
     ensure_schema(store)
-    since = _meta_seq(store.conn, SEQ_META_KEY)
+    since = int(store.get_meta(SEQ_META_KEY) or 0)
     done = 0
     batch: list[tuple[int, Record]] = []
 
@@ -149,7 +136,7 @@ def build_identifier_table(store: Store, batch_size: int = 2000,
             return
         with store.transaction() as conn:
             replace_rows(conn, (r for _, r in batch))
-            _set_meta_seq(conn, SEQ_META_KEY, batch[-1][0])
+            store.set_meta(SEQ_META_KEY, str(batch[-1][0]), conn)
         done += len(batch)
         if on_progress:
             on_progress(len(batch))
@@ -164,10 +151,7 @@ def build_identifier_table(store: Store, batch_size: int = 2000,
 
 
 def table_exists(store: Store) -> bool:
-    with store._guard():
-        row = store.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='identifiers'").fetchone()
-    return row is not None
+    return store.has_table("identifiers")
 
 
 # -- recognizing a query ----------------------------------------------------------------------
@@ -237,8 +221,7 @@ def lookup(store: Store, text: str, limit: int = 100) -> IdentifierMatch | None:
     if query.kind == "id":
         return IdentifierMatch("id", query.value, [query.value]) if store.exists(query.value) else None
     has_table = table_exists(store)
-    with store._guard():
-        conn = store.conn
+    with store.reading() as conn:
         if query.kind == "doi":
             if not has_table:
                 return None
@@ -260,14 +243,3 @@ def lookup(store: Store, text: str, limit: int = 100) -> IdentifierMatch | None:
             if rows:
                 return IdentifierMatch(kind, rows[0][1], [r[0] for r in rows])
     return None
-
-
-def identifiers_of(store: Store, record_ids: list[str]) -> dict[str, list[tuple[str, str]]]:
-    """``record_id -> [(kind, value)]`` from the table (used by the duplicate detector)."""
-    out: dict[str, list[tuple[str, str]]] = {}
-    with store._guard():
-        for rid, kind, value in select_in(
-                store.conn, "SELECT record_id, kind, value FROM identifiers WHERE record_id IN ({marks})",
-                record_ids):
-            out.setdefault(rid, []).append((kind, value))
-    return out
