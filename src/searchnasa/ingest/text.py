@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from datetime import datetime
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
@@ -113,6 +114,14 @@ def parse_date(value: object, kind: DateKind, precision: str | None = None) -> R
     except ValueError:
         return None
     return RecordDate(value=f"{y:04d}", kind=kind, precision="year")
+
+
+def dated(published: RecordDate | None, *others: RecordDate | None) -> dict[str, Any]:
+    """A record's date fields from its publication date and the other dates the source gives:
+    ``date`` is the publication date, ``dates`` every one known, and ``year`` stays ``None``
+    without a publication date (missing stays missing)."""
+    return {"date": published, "dates": [d for d in (published, *others) if d],
+            "year": published.year if published else None}
 
 
 _ORCID = re.compile(r"\(ORCID:\s*([0-9Xx-]{15,19})\)")
