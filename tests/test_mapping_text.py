@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from searchnasa.records import normalize_doi
 from searchnasa.ingest.text import (
     clean_label,
     clean_list,
     clean_text,
     format_orcid,
-    normalize_doi,
     parse_date,
     split_osti_subjects,
     split_outside_brackets,

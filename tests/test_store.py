@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from searchnasa.errors import NotFound, StoreError
-from searchnasa.records import Record
-from searchnasa.ingest.formats import FIDELITY, map_item
+from searchnasa.records import FIDELITY, Record
+from searchnasa.ingest.formats import map_item
 from searchnasa.store import Store, StoredItem, open_store
 
 

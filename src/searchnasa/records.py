@@ -7,6 +7,7 @@ Missing stays missing: a record without a date has ``year = None``; nothing here
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Literal
 
 import orjson
@@ -19,6 +20,20 @@ OrgRole = Literal["center", "research", "sponsor", "affiliation", "publisher", "
 RecordKind = Literal["citation", "journal_metadata", "export"]
 
 SOURCE_LABELS: dict[str, str] = {"ntrs": "NASA NTRS", "osti": "DOE OSTI"}
+
+# How complete each raw format's copy of a record is: a poorer copy never overwrites a richer one.
+# Here, in the core, because the readers that name the formats (ingest) and the upsert that
+# compares them (store) both need it, and the store must not depend on ingest.
+FIDELITY = {
+    "records-jsonl": 3, "ntrs-api": 3, "osti-api": 3, "osti-dataexplorer": 3,
+    "ntrs-csv": 2, "osti-csv": 1, "sti-jsonl": 1,
+}
+DEFAULT_FIDELITY = 3  # a format not ranked above (a test's or a tool's own) counts as complete
+
+
+def fidelity_of(raw_format: str) -> int:
+    """The rank of ``raw_format`` in :data:`FIDELITY`."""
+    return FIDELITY.get(raw_format, DEFAULT_FIDELITY)
 
 
 class _Model(BaseModel):
@@ -147,3 +162,24 @@ def hash_json(blob: bytes) -> str:
 def make_id(source: str, source_id: str) -> str:
     """Global ids are ``ntrs:<id>`` and ``osti:<osti_id>``."""
     return f"{source}:{source_id}"
+
+
+_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
+_DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
+
+
+def normalize_doi(value: object) -> str | None:
+    """``https://doi.org/10.11578/1367164`` and ``DOI:10.1103/X`` both become ``10.11578/1367164``.
+
+    The canonical form of :attr:`Identifiers.doi`, so it lives beside the model: the mappers
+    produce it and the identifier table matches typed DOIs against it. DOIs are case-insensitive,
+    so they are lower-cased for matching; anything that is not a DOI after stripping is dropped
+    rather than stored as one.
+    """
+    if not isinstance(value, str):
+        return None
+    doi = _DOI_PREFIX.sub("", value.strip()).strip()
+    doi = doi.rstrip(".;,")
+    if not _DOI_SHAPE.match(doi):
+        return None
+    return doi.lower()

@@ -1,42 +1,32 @@
-"""``searchnasa renormalize`` on Dask: workers re-map raw payloads, the driver upserts.
+"""``searchnasa renormalize``: in this process, or on Dask where workers re-map and the driver upserts.
 
-Re-mapping is pure (raw payload in, :class:`Record` out), so partitions of the store (id ranges,
-in the order :meth:`Store.iter_raw` walks them) can go to any worker and be rerun if one dies;
-the driver stays the store's single writer. Upserts are idempotent (content hash), so a rerun of
-the whole job after a crash changes only what the crash left unchanged.
+Re-mapping is pure (raw payload in, :class:`StoredItem` out, :func:`searchnasa.ingest.renormalize.remap`),
+so partitions of the store (id ranges, in the order :meth:`Store.iter_raw` walks them) can go to
+any worker and be rerun if one dies; the driver stays the store's single writer. Upserts are
+idempotent (content hash), so a rerun of the whole job after a crash changes only what the crash
+left unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from searchnasa.errors import FormatError
-from searchnasa.records import Record
-from searchnasa.ingest.formats import FIDELITY, map_item
-from searchnasa.store import Store, StoredItem, UpsertCounts
-from searchnasa.batch.cluster import bounded_results
+from searchnasa.ingest.renormalize import RenormalizeReport, remap, renormalize_store
+from searchnasa.store import Store
+from searchnasa.batch.cluster import LOCAL, batch_client, bounded_results
 
 DEFAULT_PARTITION = 2000
 
 
-def map_partition(items: list[tuple[str, str, Any]]) -> list[Record | str]:
-    """The task a worker runs: each raw payload mapped to a Record, or the reason it cannot be."""
-    out: list[Record | str] = []
-    for rid, fmt, raw in items:
-        try:
-            out.append(map_item(fmt, raw))
-        except FormatError as exc:
-            out.append(f"{rid}: {exc.message}")
-    return out
-
-
-@dataclass
-class RenormalizeReport:
-    counts: UpsertCounts = field(default_factory=UpsertCounts)
-    failures: list[str] = field(default_factory=list)
+def renormalize(store: Store, scheduler: str = LOCAL, workers: int = 2,
+                on_progress: Callable[[int], None] | None = None) -> RenormalizeReport:
+    """Re-map every stored payload where ``--scheduler`` says (see :mod:`searchnasa.batch.cluster`)."""
+    if scheduler == LOCAL:
+        return renormalize_store(store, on_progress=on_progress)
+    with batch_client(scheduler, workers) as client:
+        return renormalize_distributed(client, store, on_progress=on_progress)
 
 
 def renormalize_distributed(client: Any, store: Store, partition_size: int = DEFAULT_PARTITION,
@@ -51,17 +41,12 @@ def renormalize_distributed(client: Any, store: Store, partition_size: int = DEF
             yield chunk
 
     def submit(chunk: list[tuple[str, str, Any]]) -> Any:
-        return client.submit(map_partition, chunk, key=f"searchnasa-renormalize-{chunk[0][0]}-{len(chunk)}",
+        return client.submit(remap, chunk, key=f"searchnasa-renormalize-{chunk[0][0]}-{len(chunk)}",
                              retries=1)
 
-    for chunk, mapped in bounded_results(client, chunks(), submit, window):
-        batch: list[StoredItem] = []
-        for (rid, fmt, payload), result in zip(chunk, mapped):
-            if isinstance(result, str):
-                report.failures.append(result)
-            else:
-                batch.append(StoredItem(result, fmt, payload, FIDELITY.get(fmt, 3)))
-        report.counts.add(store.upsert(batch))
+    for chunk, (items, failures) in bounded_results(client, chunks(), submit, window):
+        report.failures.extend(failures)
+        report.counts.add(store.upsert(items))
         if on_progress:
             on_progress(len(chunk))
     return report

@@ -23,16 +23,16 @@ def dedup(
 ) -> None:
     """Cluster records that are the same work (same DOI, report number, title+year+author, or
     near-identical abstracts); incremental: only records changed since the last run are compared."""
-    from searchnasa.dedup import load_config, run_dedup
+    from searchnasa.dedup import load_config, records_to_compare, run_dedup
     from searchnasa.batch.cluster import batch_client
 
     settings = settings_for(home)
     cfg = load_config(config, settings.home)
     store = store_for(home)
-    todo = store.max_seq() - int(store.get_meta("dedup_seq") or 0) if not full else store.count()
+    todo = records_to_compare(store, full)
     started = time.perf_counter()
     with batch_client(scheduler, workers) as client, progress_bar(transient=json_) as bar:
-        task = bar.add_task("comparing", total=max(todo, 0), rate="")
+        task = bar.add_task("comparing", total=todo, rate="")
 
         advance = rate_advancer(bar, task, started)
 

@@ -6,13 +6,14 @@ import time
 from pathlib import Path
 from typing import Optional
 import typer
-from searchnasa.errors import BadInput, FormatError
-from searchnasa.ingest.importer import import_paths
-from searchnasa.ingest.formats import FIDELITY, FORMATS, map_item
-from searchnasa.store import StoredItem, UpsertCounts
+from searchnasa.errors import BadInput
+from searchnasa.ingest.importer import import_and_index, import_paths
+from searchnasa.ingest.formats import FORMATS
+from searchnasa.ingest.sample import load_bundled_sample
 from searchnasa.cli.app import (
     HomeOption, SchedulerOption, WorkersOption, app, console, err_console, progress_bar, rate_advancer, settings_for, store_for,
 )
+from searchnasa.cli.index import warn_identifier_table
 
 
 @app.command("import")
@@ -28,47 +29,31 @@ def import_cmd(
     if format is not None and format not in FORMATS:
         raise BadInput(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
     store = store_for(home)
-    session = _index_session(store, home) if index else None
     started = time.perf_counter()
-    try:
-        with progress_bar() as bar:
-            task = bar.add_task("importing" + (" + indexing" if session else ""), total=None, rate="")
-
-            advance = rate_advancer(bar, task, started)
-
-            report = import_paths(store, paths, format, on_progress=advance,
-                                  after_batch=session.feed if session else None)
-            if session is not None:
-                session.feed()  # anything committed before this run that the index lacks
-                built = session.commit()
-    except BaseException:
-        if session is not None:
-            session.abort()  # the store keeps what was imported; `searchnasa index` catches up
-        raise
+    update = None
+    with progress_bar() as bar:
+        task = bar.add_task("importing" + (" + indexing" if index else ""), total=None, rate="")
+        advance = rate_advancer(bar, task, started)
+        if index:
+            report, update = import_and_index(store, paths, settings_for(home).index_dir, format,
+                                              on_progress=advance, on_corrupt=_say_rebuilding)
+        else:
+            report = import_paths(store, paths, format, on_progress=advance)
     elapsed = time.perf_counter() - started
     for problem in report.problems:
         err_console.print(f"[yellow]skipped[/yellow] {problem}", highlight=False, soft_wrap=True)
     console.print(f"{report.summary()} ({report.read} read in {elapsed:.1f}s)", highlight=False)
-    if session is not None:
-        from searchnasa.cli.index import _update_identifier_table
-
-        _update_identifier_table(store)
+    if update is not None:
+        warn_identifier_table(update)
+        built = update.build
         console.print(f"index {'full build' if built.full else 'update'}: {built.indexed:,} records indexed; "
                       f"{built.documents:,} documents in {built.generation}", highlight=False)
     if report.skipped:
         raise typer.Exit(1)
 
 
-def _index_session(store: object, home: Optional[Path]):  # -> IndexSession
-    """An index writer following the store (a corrupt index is rebuilt, as `searchnasa index` does)."""
-    from searchnasa.index.build import IndexSession
-    from searchnasa.index.health import check_index
-
-    index_dir = settings_for(home).index_dir
-    rebuild = check_index(index_dir).state == "corrupt"
-    if rebuild:
-        err_console.print("the index is corrupt; rebuilding it from the store while importing", highlight=False)
-    return IndexSession(store, index_dir, rebuild=rebuild)  # type: ignore[arg-type]
+def _say_rebuilding(problem: str | None) -> None:
+    err_console.print("the index is corrupt; rebuilding it from the store while importing", highlight=False)
 
 
 @app.command()
@@ -78,31 +63,13 @@ def renormalize(
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Re-map every stored raw payload with the current mapping code (after a mapping fix)."""
+    from searchnasa.batch.renormalize import renormalize as run_renormalize
+
     store = store_for(home)
-    totals = UpsertCounts()
-    failures: list[str] = []
-    batch: list[StoredItem] = []
     with progress_bar() as bar:
         task = bar.add_task("renormalizing", total=store.count(), rate="")
-        if scheduler != "local":  # Dask workers re-map, this process stays the single writer
-            from searchnasa.batch import batch_client, renormalize_distributed
-
-            with batch_client(scheduler, workers) as client:
-                result = renormalize_distributed(client, store, on_progress=lambda n: bar.advance(task, n))
-            totals, failures = result.counts, result.failures
-        for rid, fmt, raw in store.iter_raw() if scheduler == "local" else ():
-            try:
-                record = map_item(fmt, raw)
-            except FormatError as exc:
-                failures.append(f"{rid}: {exc.message}")
-                continue
-            batch.append(StoredItem(record, fmt, raw, FIDELITY.get(fmt, 3)))
-            if len(batch) >= 1000:
-                totals.add(store.upsert(batch))
-                bar.advance(task, len(batch))
-                batch.clear()
-        totals.add(store.upsert(batch))
-        bar.advance(task, len(batch))
+        report = run_renormalize(store, scheduler, workers, on_progress=lambda n: bar.advance(task, n))
+    totals, failures = report.counts, report.failures
     for failure in failures:
         err_console.print(f"[yellow]kept as stored[/yellow] {failure}", highlight=False)
     console.print(f"{totals.changed} changed, {totals.unchanged} unchanged, {len(failures)} could not be re-mapped")
@@ -116,13 +83,11 @@ def load_sample(
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Load the bundled sample (real NTRS and OSTI records) into an empty store."""
-    from searchnasa.ingest.sample import sample_path
-
     store = store_for(home)
-    if store.count() and not force:
+    report = load_bundled_sample(store, force=force)
+    if report is None:
         console.print(f"store already holds {store.count():,} records; sample not loaded (use --force)")
         return
-    report = import_paths(store, [sample_path()], "records-jsonl")
     console.print(f"bundled sample: {report.summary()}")
     if report.skipped:
         raise typer.Exit(1)

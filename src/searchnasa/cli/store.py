@@ -2,12 +2,12 @@
 JSON Lines)."""
 
 from __future__ import annotations
-import gzip
 import sys
 from pathlib import Path
 from typing import Optional
 import typer
 from searchnasa.errors import BadInput
+from searchnasa.store.export import open_export, write_jsonl
 from searchnasa.cli.app import (
     HomeOption, app, console, print_json,
     progress_bar, store_for,
@@ -50,14 +50,9 @@ def export(
     store = store_for(home)
     total = store.count()
     if output is None:
-        out = sys.stdout.buffer
-        for blob in store.iter_json():
-            out.write(blob + b"\n")
+        write_jsonl(store, sys.stdout.buffer)
         return
-    opener = gzip.open if output.suffix == ".gz" else open
-    with opener(output, "wb") as out, progress_bar() as bar:  # type: ignore[operator]
+    with open_export(output) as out, progress_bar() as bar:
         task = bar.add_task("exporting", total=total, rate="")
-        for blob in store.iter_json():
-            out.write(blob + b"\n")
-            bar.advance(task)
+        write_jsonl(store, out, on_record=lambda: bar.advance(task))
     console.print(f"{total:,} records written to {output}")

@@ -93,7 +93,7 @@ def _reset(store: Store) -> None:
     with store.transaction() as conn:
         conn.execute("DELETE FROM dedup_keys")
         conn.execute("DELETE FROM dedup_edges")
-        conn.execute("DELETE FROM meta WHERE key = ?", (SEQ_META_KEY,))
+        store.delete_meta(SEQ_META_KEY, conn)
 
 
 def _rekey(store: Store, batch: list[RecordKeys]) -> list[Edge]:
@@ -117,8 +117,7 @@ def _rekey(store: Store, batch: list[RecordKeys]) -> list[Edge]:
                          [(e.a, e.b, e.rule, e.reason) for e in found])
         last_seq = str(batch[-1].seq)
         for key in (SEQ_META_KEY, identifiers.SEQ_META_KEY):
-            conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                         (key, last_seq))
+            store.set_meta(key, last_seq, conn)
     return found
 
 
@@ -171,8 +170,8 @@ def rebuild_clusters(store: Store, config: DedupConfig) -> tuple[int, int, int]:
 
     Returns ``(clusters, records in clusters, merges blocked by split rules)``.
     """
-    with store._guard():
-        edges = [Edge(*row) for row in store.conn.execute("SELECT a, b, rule, reason FROM dedup_edges")]
+    with store.reading() as conn:
+        edges = [Edge(*row) for row in conn.execute("SELECT a, b, rule, reason FROM dedup_edges")]
     rank = {rule: i for i, rule in enumerate(RULE_ORDER)}
     edges.sort(key=lambda e: (rank.get(e.rule, len(rank)), e.a, e.b))
     uf = _UnionFind(config)
@@ -208,6 +207,12 @@ def rebuild_clusters(store: Store, config: DedupConfig) -> tuple[int, int, int]:
     return n_clusters, len(rows), blocked
 
 
+def records_to_compare(store: Store, full: bool = False) -> int:
+    """How many records a run will compare (the progress total): all of them with ``full``, else
+    those changed since the last run."""
+    return store.count() if full else max(store.max_seq() - int(store.get_meta(SEQ_META_KEY) or 0), 0)
+
+
 def run_dedup(store: Store, config: DedupConfig | None = None, vectors_dir: Path | None = None,
               full: bool = False, batch_size: int = 2000,
               on_progress: Callable[[int], None] | None = None, client: Any | None = None) -> DedupReport:
@@ -225,7 +230,7 @@ def run_dedup(store: Store, config: DedupConfig | None = None, vectors_dir: Path
         _reset(store)
         with store.transaction() as conn:
             conn.execute("DELETE FROM identifiers")
-            conn.execute("DELETE FROM meta WHERE key = ?", (identifiers.SEQ_META_KEY,))
+            store.delete_meta(identifiers.SEQ_META_KEY, conn)
     since = int(store.get_meta(SEQ_META_KEY) or 0)
     ident_since = int(store.get_meta(identifiers.SEQ_META_KEY) or 0)
     if ident_since < since:  # the identifier table lags (e.g. restored from an old copy): catch it up

@@ -62,10 +62,6 @@ def keys_for_range(store_path: str, after_seq: int, upto_seq: int) -> list[Recor
     """Keys of the records with ``after_seq < seq <= upto_seq`` (a Dask task: opens the store read-only)."""
     store = Store(Path(store_path), readonly=True)
     try:
-        with store._guard():
-            rows = store.conn.execute(
-                "SELECT seq, record FROM records WHERE seq > ? AND seq <= ? ORDER BY seq",
-                (after_seq, upto_seq)).fetchall()
-        return [compute_keys(seq, Record.from_json(blob)) for seq, blob in rows]
+        return [compute_keys(seq, Record.from_json(blob)) for seq, blob in store.json_between(after_seq, upto_seq)]
     finally:
         store.close()

@@ -32,8 +32,7 @@ Progress = Callable[[int, int | None], None]
 
 # Tantivy splits this between its indexing threads; each thread flushes a segment when its share is
 # full, and segments are merged 8 at a time. A larger heap means fewer, larger first segments and
-# so less merging at millions of records (merging 50k records once cost 530-580 CPU-us per record
-# against 380-420 unmerged, on the loaded machine; bench/README.md "Full pipeline at scale"); the
+# so less merging at millions of records (merging is the costly part of a large build); the
 # process holds up to about this much memory for the writer while indexing.
 WRITER_HEAP = 1_000_000_000
 
@@ -76,12 +75,7 @@ class BuildReport:
 def _pending(store: RecordSource, since_seq: int) -> int | None:
     """How many records changed since ``since_seq``, when the store can say cheaply."""
     counter = getattr(store, "count_since", None)
-    if callable(counter):
-        return int(counter(since_seq))
-    conn = getattr(store, "conn", None)
-    if conn is not None:
-        return conn.execute("SELECT COUNT(*) FROM records WHERE seq > ?", (since_seq,)).fetchone()[0]
-    return None
+    return int(counter(since_seq)) if callable(counter) else None
 
 
 def _threads() -> int:
@@ -94,9 +88,7 @@ class IndexSession:
 
     ``searchnasa index`` opens one, feeds once and commits; ``searchnasa import --index`` feeds
     after every committed import batch (Tantivy's indexing threads run while the import parses the
-    next batch; at 1M records this was no faster than the two stages, see bench/README.md), and
-    commits once at the end. A crash before the
-    commit leaves the live index as it was (a full build's generation is never published) and the
+    next batch), and commits once at the end. A crash before the commit leaves the live index as it was (a full build's generation is never published) and the
     store holds every imported record, so the next ``searchnasa index`` catches up from the
     generation's ``last_seq``.
     """

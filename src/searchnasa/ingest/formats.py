@@ -27,12 +27,6 @@ from searchnasa.ingest import ntrs, osti
 # Canonical format names, with the aliases the CLI accepts.
 FORMATS = ("ntrs-api", "ntrs-csv", "sti-jsonl", "osti-api", "osti-dataexplorer", "osti-csv", "records-jsonl")
 
-# How complete each format's copy of a record is: a poorer copy never overwrites a richer one.
-FIDELITY = {
-    "records-jsonl": 3, "ntrs-api": 3, "osti-api": 3, "osti-dataexplorer": 3,
-    "ntrs-csv": 2, "osti-csv": 1, "sti-jsonl": 1,
-}
-
 MAPPERS: dict[str, Callable[[Any], Record]] = {
     "ntrs-api": ntrs.map_citation,
     "ntrs-csv": ntrs.map_csv_row,

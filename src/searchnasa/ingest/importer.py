@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from searchnasa.errors import FormatError
-from searchnasa.ingest.formats import FIDELITY, map_item, read_file
+from searchnasa.index.update import CorruptFn, IndexUpdate, finish_session, open_session
+from searchnasa.ingest.formats import RawItem, read_file
+from searchnasa.ingest.mapping import stored_items
 from searchnasa.store import Store, StoredItem, UpsertCounts
 
 BATCH_SIZE = 1000
@@ -82,24 +86,51 @@ def import_paths(
             report.problems.append(exc.message)
             continue
         for path in files:
-            in_file = 0  # position of the item in its file, for files without line numbers (JSON)
             try:
-                for item in read_file(path, fmt):
-                    if isinstance(item, FormatError):
-                        report.problems.append(item.message)
-                        continue
-                    report.read += 1
-                    in_file += 1
-                    try:
-                        record = map_item(item.format, item.payload)
-                    except FormatError as exc:
-                        where = item.path + (f":{item.line}" if item.line else f" item {in_file}")
-                        report.problems.append(f"{where}: {exc.message}")
-                        continue
-                    batch.append(StoredItem(record, item.format, item.payload, FIDELITY.get(item.format, 3)))
+                for item in stored_items(_raw_rows(path, fmt, report), partial(_unmappable, report)):
+                    batch.append(item)
                     if len(batch) >= batch_size:
                         flush()
             except FormatError as exc:
                 report.problems.append(exc.message)
             flush()
     return report
+
+
+def _raw_rows(path: Path, fmt: str | None,
+              report: ImportReport) -> Iterator[tuple[tuple[RawItem, int], str, Any]]:
+    """``((item, position in its file), format, payload)`` for each item of one file; unreadable
+    lines go to the report. The position names items of files without lines (JSON)."""
+    in_file = 0
+    for item in read_file(path, fmt):
+        if isinstance(item, FormatError):
+            report.problems.append(item.message)
+            continue
+        report.read += 1
+        in_file += 1
+        yield (item, in_file), item.format, item.payload
+
+
+def _unmappable(report: ImportReport, key: tuple[RawItem, int], exc: FormatError) -> None:
+    item, in_file = key
+    where = item.path + (f":{item.line}" if item.line else f" item {in_file}")
+    report.problems.append(f"{where}: {exc.message}")
+
+
+def import_and_index(store: Store, paths: Iterable[Path], index_dir: Path, fmt: str | None = None,
+                     on_progress: Callable[[int], None] | None = None,
+                     on_corrupt: CorruptFn | None = None) -> tuple[ImportReport, IndexUpdate]:
+    """``import --index``: import while an index writer follows the store, commit the index once.
+
+    The writer indexes each committed batch while the next one is parsed. Anything that stops
+    the import drops what the index was fed (the live index stays as it was); the store keeps
+    what was imported and ``searchnasa index`` catches up.
+    """
+    session = open_session(store, index_dir, on_corrupt)
+    try:
+        report = import_paths(store, paths, fmt, on_progress=on_progress, after_batch=session.feed)
+        update = finish_session(session, store)
+    except BaseException:
+        session.abort()
+        raise
+    return report, update

@@ -20,8 +20,9 @@ from searchnasa.records import (
     RecordDate,
     Rights,
     make_id,
+    normalize_doi,
 )
-from searchnasa.ingest.text import clean_label, clean_list, clean_text, format_orcid, normalize_doi, parse_date
+from searchnasa.ingest.text import clean_label, clean_list, clean_text, dated, format_orcid, parse_date
 
 NTRS_SITE = "https://ntrs.nasa.gov"
 _REPORT_PREFIX = re.compile(r"^\s*Report Number:\s*", re.IGNORECASE)
@@ -50,19 +51,20 @@ def _list(value: Any) -> list[Any]:
 
 
 def _dates(item: dict[str, Any]) -> tuple[RecordDate | None, list[RecordDate]]:
+    """The publication date, and the other dates NTRS gives (created, distributed, modified)."""
     publications = [p for p in _list(item.get("publications")) if isinstance(p, dict)]
     published = None
     for pub in publications:
         published = parse_date(pub.get("publicationDate"), "published")
         if published:
             break
-    dates = [published] if published else []
+    others: list[RecordDate] = []
     for key, kind in (("created", "created"), ("distributionDate", "distributed"),
                       ("modified", "modified")):
         d = parse_date(item.get(key), kind)  # type: ignore[arg-type]
         if d:
-            dates.append(d)
-    return published, dates
+            others.append(d)
+    return published, others
 
 
 def _authors(item: dict[str, Any]) -> list[Author]:
@@ -101,7 +103,7 @@ def map_citation(item: dict[str, Any]) -> Record:
     # The index decides when present; older responses have none, and then a string id does.
     journal_metadata = index_name.startswith("chorus") if index_name else isinstance(raw_id, str)
     title = clean_text(item.get("title")) or "(untitled)"
-    published, dates = _dates(item)
+    published, other_dates = _dates(item)
 
     center = _dict(item.get("center"))
     organizations: list[Organization] = []
@@ -164,9 +166,7 @@ def map_citation(item: dict[str, Any]) -> Record:
         title=title,
         abstract=clean_text(item.get("abstract")),
         authors=authors,
-        date=published,
-        dates=dates,
-        year=published.year if published else None,
+        **dated(published, *other_dates),
         subjects=clean_list(item.get("subjectCategories")),
         keywords=clean_list(item.get("keywords")),
         document_type=clean_label(item.get("stiType")),
@@ -204,9 +204,7 @@ def map_csv_row(row: dict[str, str]) -> Record:
         source_id=ntrs_id,
         title=clean_text(row.get("title")) or "(untitled)",
         abstract=clean_text(row.get("abstract")),
-        date=published,
-        dates=[d for d in (published, created) if d],
-        year=published.year if published else None,
+        **dated(published, created),
         subjects=clean_list(row.get("subjectCategories")),
         organizations=[Organization(name="Legacy CDMS" if row.get("center") == "CDMS"
                                     else str(row.get("center")), role="center")]

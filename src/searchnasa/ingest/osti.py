@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from searchnasa.errors import FormatError
-from searchnasa.records import Identifiers, Links, Organization, Publication, Record, Rights, make_id
+from searchnasa.records import Identifiers, Links, Organization, Publication, Record, Rights, make_id, normalize_doi
 from searchnasa.ingest.text import (
     clean_label,
     clean_list,
     clean_text,
-    normalize_doi,
+    dated,
     parse_date,
     parse_osti_author,
     split_osti_subjects,
@@ -102,9 +102,7 @@ def map_record(item: dict[str, Any]) -> Record:
         title=clean_text(item.get("title")) or "(untitled)",
         abstract=_description(item.get("description")),
         authors=authors,
-        date=published,
-        dates=[d for d in (published, entry) if d],
-        year=published.year if published else None,
+        **dated(published, entry),
         subjects=subjects,
         keywords=keywords,
         document_type=clean_label(item.get("product_type")),
@@ -143,9 +141,7 @@ def map_csv_row(row: dict[str, str]) -> Record:
         title=clean_text(row.get("Title")) or "(untitled)",
         abstract=_description(row.get("Description")),
         authors=authors,
-        date=published,
-        dates=[published] if published else [],
-        year=published.year if published else None,
+        **dated(published),
         subjects=subjects,
         keywords=keywords,
         identifiers=Identifiers(

@@ -6,9 +6,20 @@ import gzip
 from importlib.resources import files
 from pathlib import Path
 
+from searchnasa.ingest.importer import ImportReport, import_paths
+from searchnasa.store import RECORDS_FORMAT, Store
+
 
 def sample_path() -> Path:
     return Path(str(files("searchnasa") / "data" / "sample.jsonl.gz"))
+
+
+def load_bundled_sample(store: Store, force: bool = False) -> ImportReport | None:
+    """``searchnasa load-sample``: import the sample; ``None`` (nothing done) when the store
+    already holds records, unless ``force``."""
+    if store.count() and not force:
+        return None
+    return import_paths(store, [sample_path()], RECORDS_FORMAT)
 
 
 def sample_lines_with_abstract(n: int) -> list[bytes]:

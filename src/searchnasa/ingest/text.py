@@ -1,4 +1,5 @@
-"""Field cleaners shared by every source mapper: markup to text, DOIs, dates, author strings.
+"""Field cleaners shared by every source mapper: markup to text, dates, author strings
+(DOIs are normalized by :func:`searchnasa.records.normalize_doi`, beside the model).
 
 Each function is total: odd input gives ``None`` or the input cleaned, never an exception, because
 one bad field must not cost a whole record.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from datetime import datetime
+from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
@@ -79,25 +81,6 @@ def clean_list(values: object) -> list[str]:
     return list(seen)
 
 
-_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
-_DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
-
-
-def normalize_doi(value: object) -> str | None:
-    """``https://doi.org/10.11578/1367164`` and ``DOI:10.1103/X`` both become ``10.11578/1367164``.
-
-    DOIs are case-insensitive, so they are lower-cased for matching; anything that is not a DOI
-    after stripping is dropped rather than stored as one.
-    """
-    if not isinstance(value, str):
-        return None
-    doi = _DOI_PREFIX.sub("", value.strip()).strip()
-    doi = doi.rstrip(".;,")
-    if not _DOI_SHAPE.match(doi):
-        return None
-    return doi.lower()
-
-
 _DATE = re.compile(r"^\s*(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ].*)?\s*$")
 _US_DATE = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4})\s*$")
 
@@ -131,6 +114,14 @@ def parse_date(value: object, kind: DateKind, precision: str | None = None) -> R
     except ValueError:
         return None
     return RecordDate(value=f"{y:04d}", kind=kind, precision="year")
+
+
+def dated(published: RecordDate | None, *others: RecordDate | None) -> dict[str, Any]:
+    """A record's date fields from its publication date and the other dates the source gives:
+    ``date`` is the publication date, ``dates`` every one known, and ``year`` stays ``None``
+    without a publication date (missing stays missing)."""
+    return {"date": published, "dates": [d for d in (published, *others) if d],
+            "year": published.year if published else None}
 
 
 _ORCID = re.compile(r"\(ORCID:\s*([0-9Xx-]{15,19})\)")

@@ -1,22 +1,22 @@
-"""Recognize an identifier typed alone in the search box (DOI, NTRS or OSTI id, report number).
+"""What an identifier typed alone in the search box asks the index for (DOI, NTRS or OSTI id,
+report number).
 
-Recognition only says what the text could be; the service then checks the index, so a number that
-is not a record id is still searched as words.
+The text is read by the product's one recognizer (:func:`searchnasa.store.identifiers.recognize`);
+this module only turns its answer into the index lookup the search service runs. Recognition only
+says what the text could be; the service then checks the index, so a number that is not a record
+id is still searched as words.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from urllib.parse import unquote
 
-_DOI_RE = re.compile(r"^(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/\S+)$", re.I)
-_PREFIXED_RE = re.compile(r"^(ntrs|osti)\s*:\s*(\d+)$", re.I)
-_NTRS_URL_RE = re.compile(r"^https?://ntrs\.nasa\.gov/(?:api/)?citations/(\d+)\S*$", re.I)
-_OSTI_URL_RE = re.compile(r"^https?://(?:www\.)?osti\.gov/(?:biblio|servlets/purl|pages/biblio|dataexplorer/biblio/dataset)/(\d+)\S*$", re.I)
-_NUMBER_RE = re.compile(r"^\d{5,12}$")
-# report numbers look like NASA-TM-X-1234, NACA-RM-A51A03, SAND2019-1234: letters, digits, hyphens
-_REPORT_RE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9./_]*(?:-[A-Za-z0-9./_]+)+$")
+from searchnasa.store.identifiers import MAX_SEARCH_QUERY
+from searchnasa.store.identifiers import recognize as recognize_identifier
+
+# A bare number of this many digits is taken for an NTRS or OSTI id confidently enough to say so
+# when no record has it; shorter numbers are mostly years, and the number table still checks them.
+RECORD_ID_DIGITS = range(5, 13)
 
 
 @dataclass(frozen=True)
@@ -36,24 +36,18 @@ class IdentifierGuess:
 
 def recognize(text: str) -> IdentifierGuess | None:
     """Classify ``text`` when it is one identifier and nothing else; None otherwise."""
-    t = (text or "").strip()
-    if not t or len(t) > 300:
+    query = recognize_identifier(text, max_length=MAX_SEARCH_QUERY)
+    if query is None:
         return None
-    m = _DOI_RE.match(t)
-    if m:
-        doi = unquote(m.group(1)).rstrip(".,;").lower()
-        return IdentifierGuess("doi", t, values=(doi,))
-    m = _PREFIXED_RE.match(t)
-    if m:
-        return IdentifierGuess("record", t, ids=(f"{m.group(1).lower()}:{m.group(2)}",))
-    m = _NTRS_URL_RE.match(t)
-    if m:
-        return IdentifierGuess("record", t, ids=(f"ntrs:{m.group(1)}",))
-    m = _OSTI_URL_RE.match(t)
-    if m:
-        return IdentifierGuess("record", t, ids=(f"osti:{m.group(1)}",))
-    if _NUMBER_RE.match(t):
-        return IdentifierGuess("number", t, ids=(f"ntrs:{t}", f"osti:{t}"))
-    if " " not in t and _REPORT_RE.match(t):
-        return IdentifierGuess("report", t, values=(t.lower(),))
-    return None
+    text = text.strip()
+    if query.kind == "doi":
+        return IdentifierGuess("doi", text, values=(query.norm,))
+    if query.kind == "id":
+        return IdentifierGuess("record", text, ids=(query.value,))
+    if query.value.isdigit():
+        if len(query.value) not in RECORD_ID_DIGITS:
+            return None
+        return IdentifierGuess("number", text, ids=(f"ntrs:{query.value}", f"osti:{query.value}"))
+    if " " in query.value or "-" not in query.value:
+        return None  # the index holds report numbers whole, as written: one hyphenated token
+    return IdentifierGuess("report", text, values=(query.value.lower(),))

@@ -51,15 +51,12 @@ CREATE INDEX IF NOT EXISTS clusters_cluster ON clusters(cluster_id);
 
 
 def ensure_schema(store: Store) -> None:
-    with store._guard():
-        store.conn.executescript(SCHEMA)
+    store.ensure_tables(SCHEMA)
 
 
 def has_clusters(store: Store) -> bool:
     """False before the first ``searchnasa dedup`` run (and on a read-only store without it)."""
-    with store._guard():
-        row = store.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='clusters'").fetchone()
-    return row is not None
+    return store.has_table("clusters")
 
 
 @dataclass(frozen=True)
@@ -110,14 +107,6 @@ class Cluster:
         """The merges that tie ``record_id`` to the other copies directly."""
         return [r for r in self.reasons if record_id in (r.a, r.b)]
 
-    def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "members": [{"id": m.id, "source": m.source, "source_label": m.source_label, "url": m.url,
-                         "title": m.title} for m in self.members],
-            "reasons": [{"a": r.a, "b": r.b, "rule": r.rule, "text": r.text} for r in self.reasons],
-        }
-
 
 def clusters_for(store: Store, ids: list[str]) -> dict[str, Cluster]:
     """``id -> Cluster`` for the ids that have copies; two indexed queries for a page of up to 500 ids."""
@@ -126,8 +115,7 @@ def clusters_for(store: Store, ids: list[str]) -> dict[str, Cluster]:
     ids = list(dict.fromkeys(ids))
     owner: dict[str, str] = {}
     rows: list[tuple] = []
-    with store._guard():
-        conn = store.conn
+    with store.reading() as conn:
         owner.update(select_in(conn, "SELECT record_id, cluster_id FROM clusters WHERE record_id IN ({marks})",
                                ids))
         if not owner:

@@ -12,11 +12,10 @@ Why this shape:
 
 from __future__ import annotations
 
-import errno
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,8 +25,8 @@ import orjson
 import zstandard
 
 from searchnasa.errors import NotFound, StoreError
-from searchnasa.records import Record, hash_json
-from searchnasa.store.sqlite_util import select_in
+from searchnasa.records import DEFAULT_FIDELITY, Record, fidelity_of, hash_json
+from searchnasa.store.sqlite_util import select_in, sqlite_errors
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -87,7 +86,7 @@ class StoredItem:
     record: Record
     raw_format: str
     raw: Any
-    fidelity: int = 3
+    fidelity: int = DEFAULT_FIDELITY
 
 
 class Store:
@@ -100,9 +99,7 @@ class Store:
         self._cctx = zstandard.ZstdCompressor(level=_ZSTD_LEVEL)
         if not readonly:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._guard():
-                conn = self.conn
-                conn.executescript(SCHEMA)
+            self.ensure_tables(SCHEMA)
 
     # -- connection ---------------------------------------------------------------------------
     @property
@@ -128,22 +125,26 @@ class Store:
             conn.close()
             self._local.conn = None
 
+    def _guard(self) -> AbstractContextManager[None]:
+        return sqlite_errors(self.path)
+
     @contextmanager
-    def _guard(self) -> Iterator[None]:
-        """Turn disk-full and corruption into a StoreError the CLI and web can report."""
-        try:
-            yield
-        except sqlite3.OperationalError as exc:
-            text = str(exc)
-            if "disk is full" in text or "database or disk is full" in text:
-                raise StoreError(f"disk full while writing {self.path}; nothing committed was lost") from exc
-            raise StoreError(f"store error ({self.path}): {text}") from exc
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"store file {self.path} is not a valid database: {exc}") from exc
-        except OSError as exc:
-            if exc.errno == errno.ENOSPC:
-                raise StoreError(f"disk full while writing {self.path}; nothing committed was lost") from exc
-            raise
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection for reads outside a transaction, with the store's error
+        mapping, for the store's other tables (identifiers, clusters, dedup keys and pairs)."""
+        with self._guard():
+            yield self.conn
+
+    def ensure_tables(self, script: str) -> None:
+        """Run a ``CREATE ... IF NOT EXISTS`` script: the tables a later stage keeps in the store."""
+        with self._guard():
+            self.conn.executescript(script)
+
+    def has_table(self, name: str) -> bool:
+        """Whether ``name`` exists (a stage's tables are missing until it first runs)."""
+        with self._guard():
+            row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone()
+        return row is not None
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -193,8 +194,6 @@ class Store:
                 existing[rid] = (digest, fmt)
             seq = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()[0]
             rows = []
-            from searchnasa.ingest.formats import FIDELITY  # local: formats imports records, not store
-
             for rid, item in batch.items():
                 rec = item.record
                 blob = rec.to_json()
@@ -204,7 +203,7 @@ class Store:
                     if old[0] == digest:
                         counts.unchanged += 1
                         continue
-                    if FIDELITY.get(old[1], 3) > item.fidelity:
+                    if fidelity_of(old[1]) > item.fidelity:
                         counts.kept_richer += 1
                         continue
                     counts.changed += 1
@@ -259,6 +258,18 @@ class Store:
     def max_seq(self) -> int:
         with self._guard():
             return self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()[0]
+
+    def count_since(self, since_seq: int) -> int:
+        """How many records changed after ``since_seq``: the work a derived stage has left."""
+        with self._guard():
+            return self.conn.execute("SELECT COUNT(*) FROM records WHERE seq > ?", (since_seq,)).fetchone()[0]
+
+    def json_between(self, after_seq: int, upto_seq: int) -> list[tuple[int, bytes]]:
+        """``(seq, stored record JSON)`` with ``after_seq < seq <= upto_seq``, in seq order: one
+        partition of a batch job."""
+        with self._guard():
+            return self.conn.execute("SELECT seq, record FROM records WHERE seq > ? AND seq <= ? ORDER BY seq",
+                                     (after_seq, upto_seq)).fetchall()
 
     def iter_records(self, since_seq: int = 0, batch_size: int = 2000) -> Iterator[tuple[int, Record]]:
         """Stream ``(seq, record)`` in seq order, in pages, never holding the whole store."""
@@ -345,22 +356,29 @@ class Store:
         """Write a checkpoint; pass the open transaction's connection to commit it with a batch."""
         sql = ("INSERT INTO checkpoints (name, state, updated_at) VALUES (?,?,?) "
                "ON CONFLICT(name) DO UPDATE SET state=excluded.state, updated_at=excluded.updated_at")
-        args = (name, orjson.dumps(state).decode(), _now())
-        if conn is not None:
-            conn.execute(sql, args)
-        else:
-            with self.transaction() as c:
-                c.execute(sql, args)
+        self._write(sql, (name, orjson.dumps(state).decode(), _now()), conn)
 
     def get_meta(self, key: str) -> str | None:
         with self._guard():
             row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def set_meta(self, key: str, value: str) -> None:
+    def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
+        """Write a meta value; pass the open transaction's connection to commit it with a batch."""
+        self._write("INSERT INTO meta (key, value) VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                    (key, value), conn)
+
+    def delete_meta(self, key: str, conn: sqlite3.Connection | None = None) -> None:
+        """Forget a meta value (a derived stage's checkpoint: it starts over)."""
+        self._write("DELETE FROM meta WHERE key = ?", (key,), conn)
+
+    def _write(self, sql: str, args: tuple[Any, ...], conn: sqlite3.Connection | None) -> None:
+        """One statement in the caller's open transaction (``conn``), else in a transaction of its own."""
+        if conn is not None:
+            conn.execute(sql, args)
+            return
         with self.transaction() as c:
-            c.execute("INSERT INTO meta (key, value) VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                      (key, value))
+            c.execute(sql, args)
 
 
 def open_store(home: Path, readonly: bool = False) -> Store:

@@ -4,7 +4,7 @@ into the query box finds the record(s) that hold it, before any full-text rankin
 Why a table: report and contract numbers are written many ways (``ORNL/TM-2005/102``,
 ``ornl tm 2005 102``, ``ORNL-TM--2005-102``), and a full-text index splits them into tokens that
 match far too much. One SQLite table ``identifiers(kind, value_norm, value, record_id)`` in the
-store, keyed on a normalized form, answers "who holds this number" exactly and in microseconds.
+store, keyed on a normalized form, answers "who holds this number" exactly, with one indexed query.
 It is maintained incrementally by store ``seq`` (:func:`build_identifier_table`), the same way the
 index and the embedder follow the store, and the duplicate detector reuses it for its DOI and
 report-number rules.
@@ -19,10 +19,9 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import unquote
 
-from searchnasa.records import Record
-from searchnasa.ingest.text import normalize_doi
-from searchnasa.store.sqlite_util import select_in
+from searchnasa.records import Record, normalize_doi
 from searchnasa.store.database import Store
 
 log = logging.getLogger(__name__)
@@ -54,11 +53,17 @@ KNOWN_PREFIXES = frozenset({
 _NUMBER_SHAPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9./\-_()#:]*$")
 _NOT_ALNUM = re.compile(r"[^A-Z0-9]+")
 _ID_QUERY = re.compile(r"^(ntrs|osti)\s*:\s*(\d{1,20})$", re.IGNORECASE)
+# a landing page or API address pasted whole, with or without scheme, "www." and what follows the id
 _ID_URL = re.compile(
-    r"^(?:https?://)?(?:www\.)?(ntrs\.nasa\.gov/(?:api/)?citations|osti\.gov/(?:biblio|servlets/purl))/(\d{1,20})\b",
+    r"^(?:https?://)?(?:www\.)?(ntrs\.nasa\.gov/(?:api/)?citations|osti\.gov/(?:biblio|servlets/purl|pages/biblio"
+    r"|dataexplorer/biblio/dataset))/(\d{1,20})(?:[^\d\s]\S*)?$",
     re.IGNORECASE,
 )
-_MAX_QUERY = 120
+# The longest text taken for an identifier. The two lookups differ on purpose: the search box
+# checks the index for a DOI or landing-page address pasted whole, and those can be long; the
+# number table holds report and contract numbers, so longer text is prose, never a number.
+MAX_SEARCH_QUERY = 300
+MAX_TABLE_QUERY = 120
 
 
 def normalize_number(value: str) -> str:
@@ -103,18 +108,7 @@ def record_identifiers(record: Record) -> list[tuple[IdentifierKind, str, str]]:
 
 def ensure_schema(store: Store) -> None:
     """Create the table once; readers of a store without it simply find nothing."""
-    with store._guard():  # the store's own error mapping (disk full, corrupt file)
-        store.conn.executescript(SCHEMA)
-
-
-def _meta_seq(conn: sqlite3.Connection, key: str) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _set_meta_seq(conn: sqlite3.Connection, key: str, seq: int) -> None:
-    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-                 (key, str(seq)))
+    store.ensure_tables(SCHEMA)
 
 
 def replace_rows(conn: sqlite3.Connection, records: Iterable[Record]) -> None:
@@ -139,7 +133,7 @@ def build_identifier_table(store: Store, batch_size: int = 2000,
     number of records (re)indexed.
     """
     ensure_schema(store)
-    since = _meta_seq(store.conn, SEQ_META_KEY)
+    since = int(store.get_meta(SEQ_META_KEY) or 0)
     done = 0
     batch: list[tuple[int, Record]] = []
 
@@ -149,7 +143,7 @@ def build_identifier_table(store: Store, batch_size: int = 2000,
             return
         with store.transaction() as conn:
             replace_rows(conn, (r for _, r in batch))
-            _set_meta_seq(conn, SEQ_META_KEY, batch[-1][0])
+            store.set_meta(SEQ_META_KEY, str(batch[-1][0]), conn)
         done += len(batch)
         if on_progress:
             on_progress(len(batch))
@@ -164,10 +158,7 @@ def build_identifier_table(store: Store, batch_size: int = 2000,
 
 
 def table_exists(store: Store) -> bool:
-    with store._guard():
-        row = store.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='identifiers'").fetchone()
-    return row is not None
+    return store.has_table("identifiers")
 
 
 # -- recognizing a query ----------------------------------------------------------------------
@@ -180,21 +171,24 @@ class IdentifierQuery:
     norm: str
 
 
-def recognize(text: str) -> IdentifierQuery | None:
+def recognize(text: str, max_length: int = MAX_TABLE_QUERY) -> IdentifierQuery | None:
     """Say whether a query is an identifier and which kind; ``None`` for ordinary text.
 
-    Recognition is deliberately loose for numbers (one token holding letters and digits, or a
-    known report prefix followed by spaced parts): :func:`lookup` only answers when the table
-    actually holds the number, so a word like ``F-16`` costs one indexed query and nothing else.
+    The one recognizer of the product: the number table (:func:`lookup`) and the search box
+    (:mod:`searchnasa.search.identifiers`) both read a query through it, each with its own
+    ``max_length`` (see :data:`MAX_TABLE_QUERY`). Recognition is deliberately loose for numbers
+    (one token holding letters and digits, or a known report prefix followed by spaced parts):
+    a lookup only answers when a record actually holds the number, so a word like ``H2O2`` costs
+    one indexed query and nothing else.
     """
     q = (text or "").strip().strip('"').strip()
-    if not q or len(q) > _MAX_QUERY:
+    if not q or len(q) > max_length:
         return None
     m = _ID_QUERY.match(q) or _ID_URL.match(q)
     if m:
         source = "ntrs" if m.group(1).lower().startswith("ntrs") else "osti"
         return IdentifierQuery("id", f"{source}:{m.group(2)}", f"{source}:{m.group(2)}")
-    doi = normalize_doi(q)
+    doi = normalize_doi(unquote(q))  # a DOI copied from an address may be percent-encoded
     if doi:
         return IdentifierQuery("doi", doi, doi)
     if q.isdigit():
@@ -237,8 +231,7 @@ def lookup(store: Store, text: str, limit: int = 100) -> IdentifierMatch | None:
     if query.kind == "id":
         return IdentifierMatch("id", query.value, [query.value]) if store.exists(query.value) else None
     has_table = table_exists(store)
-    with store._guard():
-        conn = store.conn
+    with store.reading() as conn:
         if query.kind == "doi":
             if not has_table:
                 return None
@@ -260,14 +253,3 @@ def lookup(store: Store, text: str, limit: int = 100) -> IdentifierMatch | None:
             if rows:
                 return IdentifierMatch(kind, rows[0][1], [r[0] for r in rows])
     return None
-
-
-def identifiers_of(store: Store, record_ids: list[str]) -> dict[str, list[tuple[str, str]]]:
-    """``record_id -> [(kind, value)]`` from the table (used by the duplicate detector)."""
-    out: dict[str, list[tuple[str, str]]] = {}
-    with store._guard():
-        for rid, kind, value in select_in(
-                store.conn, "SELECT record_id, kind, value FROM identifiers WHERE record_id IN ({marks})",
-                record_ids):
-            out.setdefault(rid, []).append((kind, value))
-    return out

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, TypeVar
 
-from searchnasa.errors import BadInput, FormatError, HarvestError
+from searchnasa.errors import BadInput, HarvestError
 from searchnasa.settings import Settings, env_value
-from searchnasa.ingest.formats import FIDELITY, map_item
-from searchnasa.store import Store, StoredItem, UpsertCounts
+from searchnasa.index import build_index
+from searchnasa.ingest.mapping import stored_items
+from searchnasa.store import Store, UpsertCounts
 from searchnasa.ingest.harvest import checkpoint, ntrs, osti
 from searchnasa.ingest.harvest.http import HarvestClient, RetryPolicy
 
@@ -216,6 +217,14 @@ def _plan(source: str, store: Store, name: str, options: HarvestOptions) -> dict
                           until=options.until, today=today)
 
 
+def _kept(item: dict[str, Any], options: HarvestOptions, report: HarvestReport) -> bool:
+    """Whether ``item`` passes the client-side filters; a filtered-out item is counted as skipped."""
+    reason = _client_side_filter(item, options)
+    if reason:
+        report.skip(reason)
+    return reason is None
+
+
 def _client_side_filter(item: dict[str, Any], options: HarvestOptions) -> str | None:
     """NTRS ignores ``title`` and ``distribution`` filters at times, so we apply them ourselves."""
     if options.title:
@@ -235,16 +244,11 @@ def _update_index(store: Store, settings: Settings, changed: int) -> str:
     if changed == 0:
         return "index already current"
     try:
-        from searchnasa.index import build_index
-    except ImportError as exc:  # the index module is optional for harvesting
-        return f"index not updated ({exc})"
-    try:
         result = build_index(store, settings.index_dir)
     except Exception as exc:  # noqa: BLE001  the harvest succeeded; report the index problem only
         log.warning("index update failed: %s", exc)
         return f"index update failed: {exc}"
-    indexed = getattr(result, "indexed", None)
-    return f"index updated ({indexed} records indexed)" if indexed is not None else "index updated"
+    return f"index updated ({result.indexed} records indexed)"
 
 
 def run_harvest(source: str, store: Store, settings: Settings, options: HarvestOptions | None = None,
@@ -280,18 +284,8 @@ def run_harvest(source: str, store: Store, settings: Settings, options: HarvestO
                     commit_state = last_state  # the page is only partly stored: re-read it next run
                 else:
                     commit_state = page.state
-            batch: list[StoredItem] = []
-            for raw in items:
-                reason = _client_side_filter(raw, options)
-                if reason:
-                    report.skip(reason)
-                    continue
-                try:
-                    record = map_item(raw_format, raw)
-                except FormatError as exc:
-                    report.skip(f"cannot map: {exc.message}")
-                    continue
-                batch.append(StoredItem(record, raw_format, raw, FIDELITY.get(raw_format, 3)))
+            batch = list(stored_items(((raw, raw_format, raw) for raw in items if _kept(raw, options, report)),
+                                      lambda _, exc: report.skip(f"cannot map: {exc.message}")))
             report.counts.add(store.upsert(batch, checkpoint=(name, commit_state)))
             report.fetched += len(items)
             last_state = commit_state
