@@ -96,10 +96,6 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
     return total_docs
 
 
-def over_budget(searcher: tantivy.Searcher, node: Node, budget: int | None = None) -> bool:
-    return postings_cost(searcher, node) > (budget if budget is not None else count_budget())
-
-
 CUT_NOTICE = ("This query has too many common alternatives to count in full in time; showing the "
               "matches of its rarer words, so the count is a lower bound.")
 

@@ -10,9 +10,11 @@ Ties break by id so a fused ranking is deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 RRF_K = 60
+# Weight of the cosine in the weighted-sum fusion; chosen on SciFact, confirmed on NPL (bench/README.md).
+SEMANTIC_WEIGHT = 0.7
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = RRF_K,
@@ -50,3 +52,13 @@ def weighted_sum(lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[
     docs = set(lex) | set(sem)
     fused = {d: (1 - semantic_weight) * lex.get(d, 0.0) + semantic_weight * sem.get(d, 0.0) for d in docs}
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+
+def fuse_by_key(lexical: Sequence[tuple[int, float]], cosines: Mapping[int, float],
+                lexical_floor: float | None = None) -> list[tuple[str, float]]:
+    """The service's hybrid head: :func:`weighted_sum` at :data:`SEMANTIC_WEIGHT` over records
+    named by their id hash (the lexical index's ``key``), every fused record with its cosine
+    (a lexical hit outside the semantic candidates is scored by its own similarity, not by 0,
+    which is what lifts fusion above either ranking: bench/fusion_study.py)."""
+    return weighted_sum([(str(k), s) for k, s in lexical], [(str(k), c) for k, c in cosines.items()],
+                        SEMANTIC_WEIGHT, lexical_floor)

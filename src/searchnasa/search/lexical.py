@@ -37,6 +37,7 @@ from searchnasa.search.query import (
     Term,
     YearRange,
 )
+from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur
 Q = tantivy.Query
@@ -334,6 +335,22 @@ def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_fr
         if values:
             out.append(Q.term_set_query(schema, field, values))
     return [Q.const_score_query(q, 0.0) for q in out]
+
+
+def named_filters(schema: tantivy.Schema, req: SearchRequest) -> dict[str, tantivy.Query]:
+    """The request's active filters by name (the names facets use: a facet ignores its own)."""
+    named: dict[str, tantivy.Query] = {}
+    for name, kwargs in (
+        ("source", {"source": req.source}),
+        ("year", {"year_from": req.year_from, "year_to": req.year_to}),
+        ("document_type", {"document_type": req.document_type}),
+        ("subject", {"subject": req.subject}),
+        ("organization", {"organization": req.organization}),
+    ):
+        queries = filter_queries(schema, **kwargs)  # type: ignore[arg-type]
+        if queries:
+            named[name] = queries[0]
+    return named
 
 
 def with_filters(main: tantivy.Query, filters: list[tantivy.Query]) -> tantivy.Query:

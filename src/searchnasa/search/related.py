@@ -19,19 +19,25 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 import tantivy
 
 from searchnasa.errors import BadInput, NotFound
-from searchnasa.index.schema import plain_tokens, stem_tokens
+from searchnasa.index.schema import stem_tokens
+from searchnasa.limits import MAX_SEEDS, NO_DATE_LABEL
 from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.search.protocols import SemanticProvider
 from searchnasa.search.schemas import RelatedItem
+from searchnasa.search.text import cut_at_last_space
+from searchnasa.store import Store
 
-MAX_SEEDS = 20
+if TYPE_CHECKING:
+    from searchnasa.search.service import SearchService
+
 MAX_LIMIT = 100
 ABSTRACT_PREVIEW_CHARS = 300
 
@@ -61,18 +67,6 @@ STOPWORDS = frozenset(
     suggests discussed discuss discusses simple described describes include including presents""".split()
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
-
-
-class SemanticNeighbours(Protocol):
-    """What related papers need from the semantic side (the semantic provider satisfies it)."""
-
-    def available(self) -> bool: ...
-
-    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
-
-    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]: ...
-
-    def embed_text(self, text: str) -> np.ndarray: ...
 
 
 @dataclass
@@ -108,44 +102,21 @@ class Candidate:
 class RelatedParts:
     """The pieces of a search service that related papers use."""
 
-    store: Any
-    searcher_fn: Any  # () -> tantivy.Searcher
+    store: Store
+    searcher_fn: Callable[[], tantivy.Searcher]
     schema: tantivy.Schema
-    semantic: SemanticNeighbours | None = None
+    semantic: SemanticProvider | None = None
 
 
 # -- reaching into the service -----------------------------------------------------------------
-def parts_of(service: Any) -> RelatedParts:
-    """Find the store, index and semantic provider on a search service (or a RelatedParts)."""
-    if isinstance(service, RelatedParts):
-        return service
-    store = getattr(service, "store", None)
-    reader = None
-    for name in ("reader", "index_reader", "_reader"):
-        reader = getattr(service, name, None)
-        if reader is not None:
-            break
-    if reader is None:
-        from searchnasa.index.reader import IndexReader
-
-        settings = getattr(service, "settings", None)
-        if settings is None:
-            raise TypeError("find_related needs a service with .store and .reader (or .settings)")
-        reader = IndexReader(settings.index_dir)
-    semantic = None
-    for name in ("semantic", "semantic_provider", "provider"):
-        semantic = getattr(service, name, None)
-        if semantic is not None:
-            break
-    if store is None:
-        raise TypeError("find_related needs a service with a .store")
-    return RelatedParts(store=store, searcher_fn=reader.searcher, schema=reader.index.schema,
-                        semantic=semantic)
+def parts_of(service: SearchService) -> RelatedParts:
+    """The store, index and semantic provider of a search service."""
+    return RelatedParts(store=service.store, searcher_fn=service.reader.searcher,
+                        schema=service.reader.index.schema, semantic=service.semantic)
 
 
 def _semantic_ready(parts: RelatedParts) -> bool:
-    sem = parts.semantic
-    return bool(sem is not None and hasattr(sem, "nearest") and sem.available())
+    return bool(parts.semantic is not None and parts.semantic.available())
 
 
 # -- terms -------------------------------------------------------------------------------------
@@ -398,30 +369,23 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
     return kept
 
 
-def _truncate(text: str | None, n: int = ABSTRACT_PREVIEW_CHARS) -> str:
-    if not text:
-        return ""
-    if len(text) <= n:
-        return text
-    cut = text[:n].rsplit(" ", 1)[0]
-    return cut.rstrip(" ,.;:") + "…"
-
-
 def _date_label(rec: Record) -> str:
+    """The record's date with its kind ("published 1973-11"); the no-date label in the same
+    lower case, as it reads in that place."""
     if rec.date is None:
-        return "date not supplied"
+        return NO_DATE_LABEL.lower()
     return f"{rec.date.kind} {rec.date.value}"
 
 
 def to_item(c: Candidate, rec: Record) -> RelatedItem:
     return RelatedItem(
         id=rec.id, source=rec.source, source_label=SOURCE_LABELS[rec.source], title=rec.title,
-        abstract=rec.abstract, abstract_truncated=_truncate(rec.abstract), year=rec.year,
+        abstract=rec.abstract, abstract_truncated=cut_at_last_space(rec.abstract, ABSTRACT_PREVIEW_CHARS), year=rec.year,
         date_label=_date_label(rec), url=rec.url, score=round(c.score, 4), reasons=c.reasons,
     )
 
 
-def _load(store: Any, ids: Iterable[str], what: str) -> list[Record]:
+def _load(store: Store, ids: Iterable[str], what: str) -> list[Record]:
     ids = [i.strip() for i in ids if i and i.strip()]
     found = store.get_many(ids) if ids else {}
     missing = [i for i in ids if i not in found]
@@ -430,7 +394,7 @@ def _load(store: Any, ids: Iterable[str], what: str) -> list[Record]:
     return [found[i] for i in dict.fromkeys(ids)]
 
 
-def find_related(service: Any, seed_ids: list[str], negative_ids: list[str] | None = None,
+def find_related(service: SearchService, seed_ids: list[str], negative_ids: list[str] | None = None,
                  limit: int = 20) -> list[RelatedItem]:
     """The most related records to ``seed_ids`` (less like ``negative_ids``), each with reasons.
 

@@ -7,7 +7,7 @@ request is a 422 JSON error (never a 500), and the OpenAPI spec states every lim
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
@@ -15,6 +15,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from searchnasa.errors import BadInput, NotFound
+from searchnasa.exports.resultset import iter_result_records
+from searchnasa.limits import MAX_EXPORT, MAX_SEEDS
 from searchnasa.records import Record
 from searchnasa.search.schemas import (
     MAX_PAGE,
@@ -26,12 +28,12 @@ from searchnasa.search.schemas import (
     SearchResponse,
     SortOrder,
 )
+from searchnasa.search.service import SearchService
 from searchnasa.web.app import services
 
 router = APIRouter(prefix="/api", tags=["api"])
 
 RECORD_ID = re.compile(r"^(ntrs|osti):[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-MAX_SEEDS = 20  # seeds and negatives together, as find_related allows
 MIN_RELATED, MAX_RELATED, DEFAULT_RELATED = 10, 50, 20
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -49,14 +51,7 @@ def check_record_id(record_id: str) -> str:
     return record_id
 
 
-def run_search(service: Any, req: SearchRequest) -> SearchResponse:
-    """Search with one card per work (see :func:`searchnasa.search.collapse.search_folded`)."""
-    from searchnasa.search.collapse import search_folded
-
-    return search_folded(service, req)
-
-
-def related_items(service: Any, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
+def related_items(service: SearchService, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
     """Related papers with their reasons (the related-papers module does the ranking)."""
     from searchnasa.search.related import find_related
 
@@ -110,11 +105,10 @@ def api_search(
     per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = 20,
 ) -> SearchResponse:
     req = filters.model_copy(update={"page": page, "per_page": per_page})
-    return run_search(services(request).search(), req)
+    return services(request).search().search(req)
 
 
 CitationName = Literal["bibtex", "ris", "csl-json", "csv"]
-MAX_EXPORT = 1000
 EXPORT_PAGE = 100
 
 
@@ -170,21 +164,6 @@ def api_related(request: Request, body: Annotated[RelatedQuery, Body()]) -> Rela
     return RelatedResponse(seed_ids=body.ids, negative_ids=body.negative_ids, results=related_json(items))
 
 
-def export_records(service: Any, req: SearchRequest, limit: int) -> Iterator[Record]:
-    """The records of a whole result set in result order, fetched a page at a time."""
-    sent = 0
-    for page in range(1, MAX_EXPORT // EXPORT_PAGE + 1):
-        resp = service.search(req.model_copy(update={"page": page, "per_page": EXPORT_PAGE}))
-        ids = [hit.id for hit in resp.results][: limit - sent]
-        records = service.store.get_many(ids)
-        for rid in ids:
-            if rid in records:
-                yield records[rid]
-        sent += len(ids)
-        if sent >= limit or len(resp.results) < EXPORT_PAGE:
-            return
-
-
 @router.get("/export", responses={**ERROR_RESPONSES, 200: {
     "description": "Citations of a selection (`ids`) or of a whole result set, streamed.",
     "content": {"application/x-bibtex": {}, "application/x-research-info-systems": {}, "text/csv": {},
@@ -207,5 +186,5 @@ def api_export(
             raise NotFound(f"no record {missing[0]!r}")
         return citation_response((found[rid] for rid in dict.fromkeys(ids)), format, "selection")
     req = filters
-    service.search(req.model_copy(update={"per_page": 1}))  # fail now (404/503), not mid-stream
-    return citation_response(export_records(service, req, limit), format, "search-nasa-results")
+    service.search(req.model_copy(update={"per_page": 1}), fold_copies=False)  # fail now (404/503), not mid-stream
+    return citation_response(iter_result_records(service, req, limit), format, "search-nasa-results")

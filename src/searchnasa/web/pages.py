@@ -18,7 +18,10 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from searchnasa.errors import BadInput
 from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.schemas import MAX_PAGE, MAX_QUERY_CHARS, SearchRequest, SearchResponse
-from searchnasa.web.api import check_record_id, related_items, run_search
+from searchnasa.search.service import SearchService
+from searchnasa.search.text import cut_hard
+from searchnasa.search.text import shorten_at_word as truncate
+from searchnasa.web.api import check_record_id, related_items
 from searchnasa.web.app import services
 
 router = APIRouter(include_in_schema=False)
@@ -43,18 +46,6 @@ def safe_url(url: str | None) -> str | None:
     except ValueError:
         return None
     return url.strip() if scheme in ("http", "https") else None
-
-
-def truncate(text: str | None, limit: int, ellipsis: str = "…") -> str:
-    """Cut at a word boundary near ``limit`` characters and mark the cut."""
-    text = (text or "").strip()
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:.-") + ellipsis
 
 
 def humanize(value: str | None) -> str:
@@ -198,7 +189,7 @@ def _source_tabs(req: SearchRequest, resp: SearchResponse) -> list[dict[str, Any
 
 def _search_page(request: Request) -> Response:
     req, notices = read_search_form(request)
-    resp: SearchResponse = run_search(services(request).search(), req)
+    resp: SearchResponse = services(request).search().search(req)
     if resp.redirect_id:
         return RedirectResponse(f"/records/{quote(resp.redirect_id, safe=':')}", status_code=303)
     last_page = max(1, min(MAX_PAGE, math.ceil(resp.total / req.per_page))) if resp.total else 1
@@ -249,7 +240,7 @@ def search_feed(request: Request) -> Response:
     req, _ = read_search_form(request)
     req = req.model_copy(update={"sort": "newest", "page": 1, "per_page": FEED_ENTRIES, "mode": "lexical"})
     service = services(request).search()
-    resp = service.search(req)
+    resp = service.search(req, fold_copies=False)  # a feed reader follows every record
     # the stored records carry the full date and every author; a hit only has the year
     found = service.store.get_many([hit.id for hit in resp.results])
     entries = [found.get(hit.id, hit) for hit in resp.results]
@@ -319,14 +310,11 @@ def organization_search_url(name: str) -> str:
     return "/search?" + urlencode([("q", ""), ("organization", name)])
 
 
-def copies_of(service: Any, record_id: str) -> dict[str, Any] | None:
+def copies_of(service: SearchService, record_id: str) -> dict[str, Any] | None:
     """The other copies of this work (NTRS and OSTI holding the same report) and why they match."""
-    store = getattr(service, "store", None)
-    if store is None:
-        return None
     from searchnasa.store.clusters import cluster_of
 
-    cluster = cluster_of(store, record_id)
+    cluster = cluster_of(service.store, record_id)
     if cluster is None:
         return None
     return {"others": cluster.others(record_id), "reasons": cluster.reasons_for(record_id)}
@@ -347,9 +335,4 @@ def related_page(request: Request, record_id: str) -> Response:
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RELATED_PAGE_LIMIT)
     return render("related.html", query="", record=record, related=related,
-                  heading_title=truncate_chars(record.title, RELATED_TITLE_CHARS))
-
-
-def truncate_chars(text: str, limit: int) -> str:
-    """Hard cut at ``limit`` characters plus …, as the related-papers heading shows titles."""
-    return text if len(text) <= limit else text[:limit].rstrip() + "…"
+                  heading_title=cut_hard(record.title, RELATED_TITLE_CHARS))
