@@ -16,7 +16,8 @@ from searchnasa.index.schema import build_schema
 from searchnasa.records import Record
 from searchnasa.search import fusion, lexical
 from searchnasa.search.schemas import SearchRequest
-from searchnasa.search.query import parse, positive_texts
+from searchnasa.search.query import parse
+from searchnasa.search.query_tree import positive_texts
 from searchnasa.search.fusion import SEMANTIC_WEIGHT
 from searchnasa.search.hybrid import FUSION_DEPTH, NO_WORD_MATCH
 from searchnasa.search.service import SearchService

@@ -4,8 +4,7 @@
 Facets are most of a search's cost at scale, so :class:`FacetCounter` remembers them per index
 snapshot, query and filters: turning a page, changing the sort or coming back to a query reuses
 them. A search running alone counts them on a thread of :func:`facet_pool` beside its ranked page
-(Tantivy releases the GIL while it searches and aggregates, so the two use two cores; the
-measurements are in bench/README.md, "Facets beside the page").
+(Tantivy releases the GIL while it searches and aggregates, so the two use two cores).
 """
 
 from __future__ import annotations
@@ -193,9 +192,9 @@ def sampled_aggs(searcher: tantivy.Searcher, schema: tantivy.Schema, query: tant
     still holds about FACET_SAMPLE_TARGET matches; ``_scale`` says how to scale the counts.
 
     The level's posting list drives the intersection, so a common word's postings are skipped
-    through rather than walked. (Narrowing a level further by a range of the id hash ``key``
-    was tried: a range on a fast-only column scans the column, which cost more than the
-    aggregation work it saved; bench/README.md, "Cost of our layers at 1M".)
+    through rather than walked. (A level is not narrowed further by a range of the id hash
+    ``key``: a range on a fast-only column scans the column, which costs more than the
+    aggregation work it saves.)
     """
     if matches <= FACET_EXACT_MAX:
         return {**searcher.aggregate(query, aggs), "_scale": 1.0}

@@ -1,10 +1,9 @@
 """Fuse ranked lists from different retrievers into one ranking.
 
 The search service's default is the min-max weighted sum, fed with the cosine of *every* fused
-candidate (lexical hits included), semantic weight 0.7: it measured best on SciFact and, with the
-same weight, on NPL (bench/README.md, "Ranking quality"). Reciprocal rank fusion (Cormack et al.,
-2009) needs no scores at all, so it is kept as the option and the fallback when a provider cannot
-score given records.
+candidate (lexical hits included), at :data:`SEMANTIC_WEIGHT` (how it was chosen is in
+bench/README.md). Reciprocal rank fusion (Cormack et al., 2009) needs no scores at all, so it is
+kept as the option and the fallback when a provider cannot score given records.
 Ties break by id so a fused ranking is deterministic.
 """
 
@@ -59,6 +58,6 @@ def fuse_by_key(lexical: Sequence[tuple[int, float]], cosines: Mapping[int, floa
     """The service's hybrid head: :func:`weighted_sum` at :data:`SEMANTIC_WEIGHT` over records
     named by their id hash (the lexical index's ``key``), every fused record with its cosine
     (a lexical hit outside the semantic candidates is scored by its own similarity, not by 0,
-    which is what lifts fusion above either ranking: bench/fusion_study.py)."""
+    which is what lifts fusion above either ranking)."""
     return weighted_sum([(str(k), s) for k, s in lexical], [(str(k), c) for k, c in cosines.items()],
                         SEMANTIC_WEIGHT, lexical_floor)

@@ -21,7 +21,7 @@ from searchnasa.index.schema import id_key
 from searchnasa.search import facets, fusion
 from searchnasa.search.lexical import compile_node, with_filters
 from searchnasa.search.protocols import SemanticProvider
-from searchnasa.search.query import IdSet, Node, has_loose, positive_texts, strict_part
+from searchnasa.search.query_tree import IdSet, Node, has_loose, positive_texts, strict_part
 from searchnasa.search.ranked import Ranked
 from searchnasa.search.schemas import Mode
 
@@ -218,7 +218,7 @@ def _cosines(searcher: tantivy.Searcher, provider: SemanticProvider, cands: Cand
 
     The lexical hits are scored by the ``key`` fast field already read when the provider can look
     keys up; else each hit's stored document is fetched for its id: up to 200 random block reads
-    a query, which at 4M records under a memory limit were most of its disk reads."""
+    a query, which on a large index under a memory limit are most of its disk reads."""
     key_of = {id_key(rid): rid for rid in cands.admitted}
     cos: dict[int, float] = {k: cands.sims[key_of[k]] for k in sem_rank}
     missing = [k for k, _ in lexical if k not in cos]

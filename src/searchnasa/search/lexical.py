@@ -24,7 +24,7 @@ from searchnasa.index.schema import (
     TITLE_BOOST,
     word_pairs,
 )
-from searchnasa.search.query import (
+from searchnasa.search.query_tree import (
     And,
     IdSet,
     MatchAll,
@@ -115,7 +115,7 @@ def lone_word_query(schema: tantivy.Schema, token: str) -> tantivy.Query:
     Since ``all`` holds the title (same analyzer), ``Should(all) + Should(title)`` matches the same
     records with the same scores, and a query made only of optional term clauses lets Tantivy's
     top-k collector skip blocks that cannot reach the page (block-max WAND) when it is not also
-    counting: about half the page time for a common word (bench/README.md, "Cost of our layers").
+    counting, which for a common word is a large share of the page's cost.
     Only the top level of a search gains from it, so the caller decides when to use it.
     """
     return _all_fields(schema, "all", "title", [token], catch_all=Occur.Should)

@@ -31,6 +31,7 @@ from searchnasa.index.schema import stem_tokens
 from searchnasa.limits import MAX_SEEDS, NO_DATE_LABEL
 from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.protocols import SemanticProvider
+from searchnasa.search.record_match import is_duplicate, organizations, report_series
 from searchnasa.search.schemas import RelatedItem
 from searchnasa.search.text import cut_at_last_space
 from searchnasa.store import Store
@@ -51,7 +52,6 @@ BOOST_SUBJECT = 0.04      # per shared subject category, at most two counted
 BOOST_ORGANIZATION = 0.02
 BOOST_SERIES = 0.03
 NEGATIVE_WEIGHT = 0.5
-DUPLICATE_COSINE = 0.985
 MIN_EXPLAIN_WEIGHT = 1.5  # a shared word this common is not worth showing as a reason
 
 STOPWORDS = frozenset(
@@ -211,40 +211,7 @@ def _shared_terms(seeds: Sequence[Seed], other: Record, idf_of: dict[str, float]
     return chosen
 
 
-# -- duplicates and boosts ---------------------------------------------------------------------
-def _norm_title(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", (title or "").lower()).strip()
-
-
-def is_duplicate(a: Record, b: Record, cosine: float | None = None) -> bool:
-    """The same work stored twice (across sources, or twice in one): never 'related' to itself."""
-    if a.id == b.id:
-        return True
-    if a.identifiers.doi and a.identifiers.doi == b.identifiers.doi:
-        return True
-    ta, tb = _norm_title(a.title), _norm_title(b.title)
-    if ta and ta == tb and len(ta) >= 12:
-        if not a.abstract or not b.abstract or _norm_title(a.abstract)[:200] == _norm_title(b.abstract)[:200]:
-            return True
-        if cosine is not None and cosine >= 0.95:
-            return True
-    return cosine is not None and cosine >= DUPLICATE_COSINE
-
-
-def report_series(record: Record) -> set[str]:
-    """Report-number prefixes such as ``NASA-TM`` or ``SAND``: a series a reader follows."""
-    out = set()
-    for num in record.identifiers.report_numbers:
-        m = re.match(r"([A-Za-z]+(?:[-/ ][A-Za-z]+)*)", num.strip())
-        if m and len(m.group(1)) >= 3:
-            out.add(m.group(1).upper().replace(" ", "-"))
-    return out
-
-
-def _orgs(record: Record) -> set[str]:
-    return {o.name for o in record.organizations if o.role in ("center", "research", "sponsor")}
-
-
+# -- boosts ------------------------------------------------------------------------------------
 def _apply_boosts(c: Candidate, seeds: Sequence[Seed], rec: Record, common: set[str]) -> None:
     """Shared subject, organization or series; ``common`` holds organizations too frequent to mean much."""
     seed_recs = [s.record for s in seeds if s.record]
@@ -252,7 +219,7 @@ def _apply_boosts(c: Candidate, seeds: Sequence[Seed], rec: Record, common: set[
     if subjects:
         c.boost += BOOST_SUBJECT * min(2, len(subjects))
         c.reasons.append("same subject: " + ", ".join(subjects[:2]))
-    orgs = sorted(o for o in _orgs(rec) if o not in common and any(o in _orgs(r) for r in seed_recs))
+    orgs = sorted(o for o in organizations(rec) if o not in common and any(o in organizations(r) for r in seed_recs))
     if orgs:
         c.boost += BOOST_ORGANIZATION
         c.reasons.append("same organization: " + orgs[0])
@@ -269,7 +236,7 @@ def _common_organizations(parts: RelatedParts, seeds: Sequence[Seed]) -> set[str
     """Seed organizations shared by more than 5% of the collection (e.g. a catalogue's umbrella)."""
     searcher = parts.searcher_fn()
     n_docs = max(1, searcher.num_docs)
-    orgs = set().union(*(_orgs(s.record) for s in seeds if s.record)) if seeds else set()
+    orgs = set().union(*(organizations(s.record) for s in seeds if s.record)) if seeds else set()
     return {o for o in orgs if searcher.doc_freq("organization_value", o) > COMMON_ORG_RATIO * n_docs}
 
 
@@ -279,29 +246,32 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 0 else v
 
 
-def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[Seed] = (),
-                 limit: int = 20, explain: bool = True) -> list[tuple[Candidate, Record]]:
-    """Rank candidates for ``seeds`` (records or free text); the core of :func:`find_related`."""
-    exclude = {s.id for s in seeds if s.id} | {s.id for s in negatives if s.id}
-    semantic_on = _semantic_ready(parts)
-    centroid = neg_centroid = None
-    if semantic_on:
-        sem = parts.semantic
-        need = [s.id for s in (*seeds, *negatives) if s.id and s.vector is None]
-        have = sem.vectors_for(need) if need else {}
-        for s in (*seeds, *negatives):
-            if s.vector is None:
-                # a record not embedded yet (or free text) is embedded now: one short model call
-                s.vector = have.get(s.id) if s.id else None
-                if s.vector is None and (s.title or s.abstract):
-                    s.vector = sem.embed_text(f"{s.title}\n{s.abstract}".strip())
-        seed_vecs = [s.vector for s in seeds if s.vector is not None]
-        if seed_vecs:
-            centroid = _unit(np.mean(seed_vecs, axis=0))
-        neg_vecs = [s.vector for s in negatives if s.vector is not None]
-        if neg_vecs:
-            neg_centroid = _unit(np.mean(neg_vecs, axis=0))
+def _centroids(parts: RelatedParts, seeds: Sequence[Seed],
+               negatives: Sequence[Seed]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The unit mean vectors of the seeds and of the negatives (None without vectors)."""
+    if not _semantic_ready(parts):
+        return None, None
+    sem = parts.semantic
+    assert sem is not None
+    need = [s.id for s in (*seeds, *negatives) if s.id and s.vector is None]
+    have = sem.vectors_for(need) if need else {}
+    for s in (*seeds, *negatives):
+        if s.vector is None:
+            # a record not embedded yet (or free text) is embedded now: one short model call
+            s.vector = have.get(s.id) if s.id else None
+            if s.vector is None and (s.title or s.abstract):
+                s.vector = sem.embed_text(f"{s.title}\n{s.abstract}".strip())
+    seed_vecs = [s.vector for s in seeds if s.vector is not None]
+    neg_vecs = [s.vector for s in negatives if s.vector is not None]
+    return (_unit(np.mean(seed_vecs, axis=0)) if seed_vecs else None,
+            _unit(np.mean(neg_vecs, axis=0)) if neg_vecs else None)
 
+
+def _candidates(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[Seed],
+                centroid: np.ndarray | None, neg_centroid: np.ndarray | None) -> dict[str, Candidate]:
+    """Lexical and semantic candidates with their lexical score, cosine, negative similarity and
+    base score; the seeds and negatives themselves excluded."""
+    exclude = {s.id for s in seeds if s.id} | {s.id for s in negatives if s.id}
     cands: dict[str, Candidate] = {}
     lexical = _lexical_candidates(parts, seeds, CANDIDATES)
     top_lex = max(lexical.values(), default=0.0)
@@ -311,7 +281,7 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
         for rid, score in _lexical_candidates(parts, negatives, CANDIDATES).items():
             if rid in cands:
                 cands[rid].negative = max(cands[rid].negative, score / top_lex if top_lex else 0.0)
-    if centroid is not None:
+    if centroid is not None and parts.semantic is not None:
         query = centroid - NEGATIVE_WEIGHT * 0.5 * neg_centroid if neg_centroid is not None else centroid
         for rid, _sim in parts.semantic.nearest(_unit(query), CANDIDATES + len(exclude)):
             cands.setdefault(rid, Candidate(rid))
@@ -324,13 +294,36 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
                     c.negative = max(c.negative, float(np.dot(v, neg_centroid)))
     for rid in exclude:
         cands.pop(rid, None)
-
     for c in cands.values():
         if c.cosine is not None:
             c.score = W_SEMANTIC * c.cosine + W_LEXICAL * c.lexical
         else:
             c.score = W_LEXICAL * c.lexical if centroid is not None else c.lexical
         c.score -= NEGATIVE_WEIGHT * c.negative
+    return cands
+
+
+def _explain(parts: RelatedParts, seeds: Sequence[Seed], kept: list[tuple[Candidate, Record]]) -> None:
+    """Reasons a reader can check: the cosine, the boosts' reasons, the shared terms."""
+    searcher = parts.searcher_fn()
+    n_docs = max(1, searcher.num_docs)
+    idf_of = _distinctive_terms(seeds, searcher, n_docs, limit=200)
+    for c, rec in kept:
+        head = []
+        if c.cosine is not None:
+            head.append(f"similar abstract {c.cosine:.2f}")
+        terms = _shared_terms(seeds, rec, idf_of)
+        tail = [f"shared terms: {', '.join(terms)}"] if terms else []
+        c.reasons = head + c.reasons + tail
+        if not c.reasons:
+            c.reasons = ["similar wording"]
+
+
+def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[Seed] = (),
+                 limit: int = 20, explain: bool = True) -> list[tuple[Candidate, Record]]:
+    """Rank candidates for ``seeds`` (records or free text); the core of :func:`find_related`."""
+    centroid, neg_centroid = _centroids(parts, seeds, negatives)
+    cands = _candidates(parts, seeds, negatives, centroid, neg_centroid)
     ordered = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     # Boosts and duplicate checks need whole records: look at a margin beyond the limit.
     pool = ordered[: max(limit * 3, 60)]
@@ -354,18 +347,7 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
     kept.sort(key=lambda cr: (-cr[0].score, cr[0].id))
     kept = kept[:limit]
     if explain:
-        searcher = parts.searcher_fn()
-        n_docs = max(1, searcher.num_docs)
-        idf_of = _distinctive_terms(seeds, searcher, n_docs, limit=200)
-        for c, rec in kept:
-            head = []
-            if c.cosine is not None:
-                head.append(f"similar abstract {c.cosine:.2f}")
-            terms = _shared_terms(seeds, rec, idf_of)
-            tail = [f"shared terms: {', '.join(terms)}"] if terms else []
-            c.reasons = head + c.reasons + tail
-            if not c.reasons:
-                c.reasons = ["similar wording"]
+        _explain(parts, seeds, kept)
     return kept
 
 

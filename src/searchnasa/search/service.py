@@ -49,7 +49,8 @@ from searchnasa.search.lexical import (
     with_filters,
 )
 from searchnasa.search.protocols import SemanticProvider
-from searchnasa.search.query import IdSet, Node, parse, positive_parts
+from searchnasa.search.query import parse
+from searchnasa.search.query_tree import IdSet, Node, positive_parts
 from searchnasa.search.ranked import lexical_page
 from searchnasa.search.schemas import SearchRequest, SearchResponse
 from searchnasa.search.snippets import highlight_for

@@ -17,7 +17,7 @@ from functools import cached_property, lru_cache
 from markupsafe import escape
 
 from searchnasa.index.schema import MAX_TOKEN_LEN, PLAIN_ANALYZER, STEM_ANALYZER
-from searchnasa.search.query import And, Node, Not, Or, Phrase, Prefix, Term
+from searchnasa.search.query_tree import And, Node, Not, Or, Phrase, Prefix, Term
 
 SNIPPET_CHARS = 320
 ELLIPSIS = "…"
