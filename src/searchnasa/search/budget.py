@@ -21,7 +21,20 @@ import tantivy
 from searchnasa.errors import BadInput
 from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
 from searchnasa.search import lexical
-from searchnasa.search.query_tree import And, IdSet, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, YearRange, tree_depth
+from searchnasa.search.query_tree import (
+    And,
+    IdSet,
+    MatchAll,
+    Node,
+    Not,
+    Or,
+    Phrase,
+    Prefix,
+    SourceIs,
+    Term,
+    YearRange,
+    tree_depth,
+)
 from searchnasa.settings import default_of, env_number
 
 DEFAULT_COUNT_BUDGET = int(default_of("COUNT_BUDGET"))

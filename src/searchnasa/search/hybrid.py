@@ -202,7 +202,7 @@ def _weighted_head(view: Retrieval, cands: Candidates, provider: SemanticProvide
     if view.partial is not None:
         listed = {k for k, _ in lexical}
         wanted = {id_key(rid): rid for rid in cands.admitted}
-        lexical = lexical + partial_scores(view, [wanted[k] for k in sem_rank if k not in listed])
+        lexical = lexical + _partial_scores(view, [wanted[k] for k in sem_rank if k not in listed])
     try:
         cosines = _cosines(view.searcher, provider, cands, lexical, sem_rank, addr_of)
         return fusion.fuse_by_key(lexical, cosines, floor) if cosines is not None else None
@@ -238,7 +238,7 @@ def _cosines(searcher: tantivy.Searcher, provider: SemanticProvider, cands: Cand
     return cos
 
 
-def partial_scores(view: Retrieval, ids: list[str]) -> list[tuple[int, float]]:
+def _partial_scores(view: Retrieval, ids: list[str]) -> list[tuple[int, float]]:
     """(key, score) of the records ``ids`` that hold part of the query, by ``view.partial``."""
     if not ids or view.partial is None:
         return []

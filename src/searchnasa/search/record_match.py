@@ -39,6 +39,6 @@ def report_series(record: Record) -> set[str]:
     return out
 
 
-def organizations(record: Record) -> set[str]:
+def organizations_behind(record: Record) -> set[str]:
     """The organizations that did or paid for the work (not publishers or distributors)."""
     return {o.name for o in record.organizations if o.role in ("center", "research", "sponsor")}

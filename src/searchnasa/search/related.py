@@ -31,7 +31,7 @@ from searchnasa.index.schema import stem_tokens
 from searchnasa.limits import MAX_SEEDS, NO_DATE_LABEL
 from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.protocols import SemanticProvider
-from searchnasa.search.record_match import is_duplicate, organizations, report_series
+from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
 from searchnasa.search.schemas import RelatedItem
 from searchnasa.search.text import cut_at_last_space
 from searchnasa.store import Store
@@ -219,7 +219,8 @@ def _apply_boosts(c: Candidate, seeds: Sequence[Seed], rec: Record, common: set[
     if subjects:
         c.boost += BOOST_SUBJECT * min(2, len(subjects))
         c.reasons.append("same subject: " + ", ".join(subjects[:2]))
-    orgs = sorted(o for o in organizations(rec) if o not in common and any(o in organizations(r) for r in seed_recs))
+    orgs = sorted(o for o in organizations_behind(rec)
+                  if o not in common and any(o in organizations_behind(r) for r in seed_recs))
     if orgs:
         c.boost += BOOST_ORGANIZATION
         c.reasons.append("same organization: " + orgs[0])
@@ -236,7 +237,7 @@ def _common_organizations(parts: RelatedParts, seeds: Sequence[Seed]) -> set[str
     """Seed organizations shared by more than 5% of the collection (e.g. a catalogue's umbrella)."""
     searcher = parts.searcher_fn()
     n_docs = max(1, searcher.num_docs)
-    orgs = set().union(*(organizations(s.record) for s in seeds if s.record)) if seeds else set()
+    orgs = set().union(*(organizations_behind(s.record) for s in seeds if s.record)) if seeds else set()
     return {o for o in orgs if searcher.doc_freq("organization_value", o) > COMMON_ORG_RATIO * n_docs}
 
 
@@ -362,12 +363,13 @@ def _date_label(rec: Record) -> str:
 def to_item(c: Candidate, rec: Record) -> RelatedItem:
     return RelatedItem(
         id=rec.id, source=rec.source, source_label=SOURCE_LABELS[rec.source], title=rec.title,
-        abstract=rec.abstract, abstract_truncated=cut_at_last_space(rec.abstract, ABSTRACT_PREVIEW_CHARS), year=rec.year,
+        abstract=rec.abstract, abstract_truncated=cut_at_last_space(rec.abstract, ABSTRACT_PREVIEW_CHARS),
+        year=rec.year,
         date_label=_date_label(rec), url=rec.url, score=round(c.score, 4), reasons=c.reasons,
     )
 
 
-def _load(store: Store, ids: Iterable[str], what: str) -> list[Record]:
+def _load(store: Store, ids: Iterable[str]) -> list[Record]:
     ids = [i.strip() for i in ids if i and i.strip()]
     found = store.get_many(ids) if ids else {}
     missing = [i for i in ids if i not in found]
@@ -391,6 +393,6 @@ def find_related(service: SearchService, seed_ids: list[str], negative_ids: list
     if not 1 <= limit <= MAX_LIMIT:
         raise BadInput(f"limit must be between 1 and {MAX_LIMIT}")
     parts = parts_of(service)
-    seeds = [Seed.of(r) for r in _load(parts.store, seed_ids, "seed")]
-    negatives = [Seed.of(r) for r in _load(parts.store, negative_ids, "negative")]
+    seeds = [Seed.of(r) for r in _load(parts.store, seed_ids)]
+    negatives = [Seed.of(r) for r in _load(parts.store, negative_ids)]
     return [to_item(c, rec) for c, rec in rank_related(parts, seeds, negatives, limit)]

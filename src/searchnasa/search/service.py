@@ -261,6 +261,6 @@ def _base_query(schema: tantivy.Schema, main: tantivy.Query, cands: Candidates) 
     if cands.mode == "semantic":
         return Q.term_set_query(schema, "id", cands.admitted) if cands.admitted else Q.empty_query()
     if cands.mode == "hybrid" and cands.admitted:
-        return Q.boolean_query([(Occur.Should, main),
-                                (Occur.Should, Q.const_score_query(Q.term_set_query(schema, "id", cands.admitted), 0.0))])
+        admitted = Q.const_score_query(Q.term_set_query(schema, "id", cands.admitted), 0.0)
+        return Q.boolean_query([(Occur.Should, main), (Occur.Should, admitted)])
     return main

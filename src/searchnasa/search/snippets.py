@@ -18,9 +18,9 @@ from markupsafe import escape
 
 from searchnasa.index.schema import MAX_TOKEN_LEN, PLAIN_ANALYZER, STEM_ANALYZER
 from searchnasa.search.query_tree import And, Node, Not, Or, Phrase, Prefix, Term
+from searchnasa.search.text import ELLIPSIS
 
 SNIPPET_CHARS = 320
-ELLIPSIS = "…"
 
 
 _ALNUM = r"[^\W_]"  # tantivy's simple tokenizer keeps runs of alphanumeric characters
