@@ -73,8 +73,11 @@ class _Reading:
 
 @dataclass
 class _Lexical:
-    """The lexical side of one request: the compiled tree and the request's filters."""
+    """The lexical side of one request on one snapshot: the tree, compiled, and the filters."""
 
+    searcher: tantivy.Searcher
+    schema: tantivy.Schema
+    tree: Node
     main: tantivy.Query
     filters: dict[str, tantivy.Query]
     # a lone bare word ranked in a form Tantivy skips through, and its document frequency
@@ -165,7 +168,7 @@ class SearchService:
         facet_job: Future[Facets] | None = (
             facet_pool().submit(self.facet_counter.cached, snapshot, searcher, schema, base, lexical.filters, None)
             if facets_beside else None)
-        page = self._page(req, searcher, schema, reading.tree, lexical, cands, base, setup)
+        page = _page(req, lexical, cands, base, setup)
         facet_counts, estimated = (facet_job.result() if facet_job is not None else
                                    self.facet_counter.cached(snapshot, searcher, schema, base, lexical.filters,
                                                              page.total))
@@ -236,23 +239,24 @@ class SearchService:
         uncounted = word is not None and word_matches > facets.FACET_EXACT_MAX
         main = compile_node(schema, tree, searcher)
         ranking = lone_word_query(schema, word) if uncounted else None  # type: ignore[arg-type]
-        return _Lexical(main, filters, ranking, word_matches)
+        return _Lexical(searcher, schema, tree, main, filters, ranking, word_matches)
 
-    @staticmethod
-    def _page(req: SearchRequest, searcher: tantivy.Searcher, schema: tantivy.Schema, tree: Node,
-              lexical: _Lexical, cands: Candidates, base: tantivy.Query, setup: SemanticSetup) -> PageSlice:
-        """The ranked page: in lexical or date order, or fused when semantic candidates take part."""
-        offset = (req.page - 1) * req.per_page
-        all_filters = list(lexical.filters.values())
-        if req.sort != "relevance" or cands.mode == "lexical" or not cands.admitted:
-            page_query = lexical.ranking if lexical.ranking is not None and base is lexical.main else base
-            total, ranked = lexical_page(searcher, with_filters(page_query, all_filters), req.sort,
-                                         offset, req.per_page, count=page_query is base)
-            return PageSlice(total, ranked)
-        view = Retrieval(searcher, schema, lexical.main, all_filters, lexical.ranking,
-                         lexical.word_matches if lexical.ranking is not None else None,
-                         partial_query(schema, tree, searcher))
-        return fused_page(view, cands, setup, offset, req.per_page, may_skip_count="source" not in lexical.filters)
+
+def _page(req: SearchRequest, lexical: _Lexical, cands: Candidates, base: tantivy.Query,
+          setup: SemanticSetup) -> PageSlice:
+    """The ranked page: in lexical or date order, or fused when semantic candidates take part."""
+    searcher, schema = lexical.searcher, lexical.schema
+    offset = (req.page - 1) * req.per_page
+    all_filters = list(lexical.filters.values())
+    if req.sort != "relevance" or cands.mode == "lexical" or not cands.admitted:
+        page_query = lexical.ranking if lexical.ranking is not None and base is lexical.main else base
+        total, ranked = lexical_page(searcher, with_filters(page_query, all_filters), req.sort,
+                                     offset, req.per_page, count=page_query is base)
+        return PageSlice(total, ranked)
+    view = Retrieval(searcher, schema, lexical.main, all_filters, lexical.ranking,
+                     lexical.word_matches if lexical.ranking is not None else None,
+                     partial_query(schema, lexical.tree, searcher))
+    return fused_page(view, cands, setup, offset, req.per_page, may_skip_count="source" not in lexical.filters)
 
 
 def _base_query(schema: tantivy.Schema, main: tantivy.Query, cands: Candidates) -> tantivy.Query:
