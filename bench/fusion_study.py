@@ -5,7 +5,7 @@ provider's exact cosine), then fuses offline: reciprocal rank fusion, min-max an
 sums (semantic scores known for every candidate, since every record has a vector), and the same
 after dense pseudo-relevance feedback (Rocchio on the query vector with the fused top documents).
 Choose constants on one set, confirm on the other. The product uses min-max with semantic weight
-0.7 (``search/service.py: SEMANTIC_WEIGHT``), chosen here on SciFact and confirmed on NPL. The
+0.7 (``search/fusion.py: SEMANTIC_WEIGHT``), chosen here on SciFact and confirmed on NPL. The
 lists here ignore the similarity floor (it cost about 0.002 nDCG@10 on SciFact, 0 on NPL).
 
     python bench/fusion_study.py ../shared/data/eval/scifact [--home DIR] [--title-boost 0.3]

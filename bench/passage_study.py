@@ -34,8 +34,10 @@ from fusion_study import fuse, lexical_lists
 from searchnasa.eval.beir import load_beir
 from searchnasa.eval.metrics import evaluate
 from searchnasa.eval.runner import EVAL_SOURCE, as_any_words, build_eval_home, doc_id_of
-from searchnasa.search.query import parse, positive_texts
-from searchnasa.search.service import SEMANTIC_WEIGHT, SearchService
+from searchnasa.search.query import parse
+from searchnasa.search.query_tree import positive_texts
+from searchnasa.search.fusion import SEMANTIC_WEIGHT
+from searchnasa.search.service import SearchService
 from searchnasa.semantic.cache import open_default_cache
 from searchnasa.semantic.embedder import model_dir
 from searchnasa.semantic.provider import SemanticProvider

@@ -28,7 +28,8 @@ from searchnasa.eval.beir import load_beir
 from searchnasa.eval.metrics import evaluate
 from searchnasa.eval.runner import build_eval_home, doc_id_of
 from searchnasa.search import lexical
-from searchnasa.search.service import SEMANTIC_WEIGHT, SearchService
+from searchnasa.search.fusion import SEMANTIC_WEIGHT
+from searchnasa.search.service import SearchService
 from searchnasa.semantic.provider import SemanticProvider
 from searchnasa.settings import Settings
 

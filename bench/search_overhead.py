@@ -8,6 +8,7 @@ same load on a shared machine:
   and the CLI): identifier lookup, work budget, query compilation, the page, cards with
   highlighted titles and snippets, all six facets; cold (the facet cache is cleared before each
   run), and separately with the facets cached (what turning a page or changing the sort costs);
+  copies of one work are not folded (``fold_copies=False``): the raw side cannot fold them;
 - **raw**: the same query text through Tantivy's own parser on the ``all`` field of the same
   index: top ``per_page`` at the same offset, exact count, and the page's stored documents (the
   comparison ``bench/scale.py`` makes). It does no filtering, sorting, facets or highlighting.
@@ -41,6 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from search_latency import query_set  # noqa: E402
 
+from searchnasa.search import facets as facets_module  # noqa: E402
 from searchnasa.search import service as service_module  # noqa: E402
 from searchnasa.search.schemas import SearchRequest  # noqa: E402
 from searchnasa.search.service import SearchService  # noqa: E402
@@ -100,25 +102,24 @@ def stage_profile(service: SearchService, reqs: list[SearchRequest]) -> list[dic
 
         setattr(owner, name, timed)
 
-    saved_budget = service_module.fit_to_budget
-    wrap(service, "_identify", "identify")
-    wrap(service_module, "fit_to_budget", "budget")
-    wrap(service, "_lexical_page", "page")
-    wrap(service, "_hit", "hits")
-    wrap(service, "_facets", "facets")
-    wrap(service, "_sampled_aggs", "sampled_facets")
+    targets = ((service_module, "identify", "identify"), (service_module, "fit_to_budget", "budget"),
+               (service_module, "lexical_page", "page"), (service_module, "hit_card", "hits"),
+               (service.facet_counter, "count", "facets"), (facets_module, "sampled_aggs", "sampled_facets"))
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
+    for owner, name, label in targets:
+        wrap(owner, name, label)
     rows = []
     try:
         for req in reqs:
+            service.clear_caches()  # the stage profile times cold searches
             spent.clear()
             started = time.perf_counter()
-            service.search(req)
+            service.search(req, fold_copies=False)
             total = (time.perf_counter() - started) * 1000
             rows.append({"total": total, **{s: spent.get(s, 0.0) for s in STAGES}})
     finally:
-        service_module.fit_to_budget = saved_budget
-        for name in ("_identify", "_lexical_page", "_hit", "_facets", "_sampled_aggs"):
-            service.__dict__.pop(name, None)
+        for owner, name, inner in saved:
+            setattr(owner, name, inner)
     return rows
 
 
@@ -135,7 +136,7 @@ def main() -> None:
     raws = [raw_runner(service, q) for q in queries]
     load_before = os.getloadavg()
     for req, raw in zip(reqs, raws):  # warm-up
-        service.search(req)
+        service.search(req, fold_copies=False)
         if raw is not None:
             raw()
     ours, raw_ms, ours_paired, warm = [], [], [], []
@@ -143,24 +144,18 @@ def main() -> None:
     for q, req, raw in zip(queries, reqs, raws):
         def cold(req: SearchRequest = req) -> None:
             service.clear_caches()  # no facet counts remembered from the previous run
-            service.search(req)
+            service.search(req, fold_copies=False)
 
         mine = best_ms(cold, args.rounds)
         ours.append(mine)
-        warm.append(best_ms(lambda req=req: service.search(req), args.rounds))  # facets from the cache
+        warm.append(best_ms(lambda req=req: service.search(req, fold_copies=False), args.rounds))  # facets from the cache
         kinds[q["kind"]]["ours"].append(mine)
         if raw is not None:
             theirs = best_ms(raw, args.rounds)
             raw_ms.append(theirs)
             ours_paired.append(mine)
             kinds[q["kind"]]["raw"].append(theirs)
-    service.clear_caches()
-    saved_size = service_module.FACET_CACHE_SIZE
-    service_module.FACET_CACHE_SIZE = 0  # the stage profile times cold searches
-    try:
-        profile = stage_profile(service, reqs)
-    finally:
-        service_module.FACET_CACHE_SIZE = saved_size
+    profile = stage_profile(service, reqs)
     load_after = os.getloadavg()
 
     by_kind: dict[str, Any] = {}

@@ -17,7 +17,8 @@ from searchnasa.errors import BadInput
 from server_util import copy_home, running_server
 from searchnasa.search.budget import count_budget, fit_to_budget, postings_cost
 from searchnasa.search.lexical import compile_node
-from searchnasa.search.query import And, Or, Term, parse
+from searchnasa.search.query import parse
+from searchnasa.search.query_tree import And, Or, Term
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 

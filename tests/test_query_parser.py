@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchnasa.search.query import (
+from searchnasa.search.query import parse
+from searchnasa.search.query_tree import (
     And,
     MatchAll,
     Not,
@@ -18,7 +19,6 @@ from searchnasa.search.query import (
     YearRange,
     describe,
     has_loose,
-    parse,
     positive_texts,
     strict_part,
 )

@@ -16,13 +16,11 @@ from searchnasa.index.schema import build_schema
 from searchnasa.records import Record
 from searchnasa.search import fusion, lexical
 from searchnasa.search.schemas import SearchRequest
-from searchnasa.search.query import parse, positive_texts
-from searchnasa.search.service import (
-    FUSION_DEPTH,
-    NO_WORD_MATCH,
-    SEMANTIC_WEIGHT,
-    SearchService,
-)
+from searchnasa.search.query import parse
+from searchnasa.search.query_tree import positive_texts
+from searchnasa.search.fusion import SEMANTIC_WEIGHT
+from searchnasa.search.hybrid import FUSION_DEPTH, NO_WORD_MATCH
+from searchnasa.search.service import SearchService
 from searchnasa.semantic.provider import SIMILARITY_FLOOR, SemanticProvider
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
@@ -61,6 +59,9 @@ class Recording:
     def similarities(self, text: str, ids: list[str]) -> dict[str, float]:
         self.scored.extend(ids)
         return self.inner.similarities(text, ids)
+
+    def similarities_by_key(self, text: str, keys: list[int]) -> None:
+        return None  # by id only, so the ids asked for are recorded
 
 
 @pytest.mark.parametrize("q", NONSENSE)

@@ -11,7 +11,8 @@ import pytest
 from searchnasa.errors import BadInput, NotFound
 from searchnasa.index import build_index
 from searchnasa.records import Record
-from searchnasa.search.related import find_related, is_duplicate
+from searchnasa.search.record_match import is_duplicate
+from searchnasa.search.related import find_related
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import open_semantic, seed_from_bundle
 from searchnasa.semantic.provider import SemanticProvider

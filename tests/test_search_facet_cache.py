@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import searchnasa.search.service as svc
+import searchnasa.search.facets as svc
 from searchnasa.index import build_index
 from searchnasa.records import Record
+from searchnasa.search.lexical import compile_node, named_filters
+from searchnasa.search.query import parse
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
@@ -28,13 +30,13 @@ def lexical(service: SearchService, q: str = "", **kw):
 def count_facet_runs(service: SearchService, monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Wrap the service's facet computation; the returned list grows by one per real run."""
     calls: list[int] = []
-    inner = service._facets
+    inner = service.facet_counter.count
 
     def counted(*args, **kwargs):
         calls.append(1)
         return inner(*args, **kwargs)
 
-    monkeypatch.setattr(service, "_facets", counted)
+    monkeypatch.setattr(service.facet_counter, "count", counted)
     return calls
 
 
@@ -129,7 +131,7 @@ def test_the_cache_stays_bounded(indexed_home: Path, monkeypatch) -> None:
     calls = count_facet_runs(service, monkeypatch)
     for q in ("rocket", "engine", "plasma", "turbine", "rocket"):
         lexical(service, q)
-    assert len(service._facet_cache) == 3
+    assert len(service.facet_counter._cache) == 3
     assert len(calls) == 5  # "rocket" was evicted by the fourth query, so it ran again
     lexical(service, "turbine")
     assert len(calls) == 5
@@ -166,20 +168,20 @@ def test_facets_counted_beside_the_page_equal_those_counted_after_it(indexed_hom
     monkeypatch.setenv("SEARCHNASA_FACET_CACHE", "0")
     service = SearchService(Settings().with_home(indexed_home))
     threads: set[str] = set()
-    inner = service._facets
+    inner = service.facet_counter.count
 
     def recorded(*args, **kwargs):
         threads.add(threading.current_thread().name)
         return inner(*args, **kwargs)
 
-    monkeypatch.setattr(service, "_facets", recorded)
+    monkeypatch.setattr(service.facet_counter, "count", recorded)
     searcher, schema = service.reader.searcher(), service.reader.index.schema
     for q, kw in (("wind tunnel", {}), ("engine", {"source": "ntrs"}), ('"heat transfer"', {}),
                   ("", {"year_from": 1990}), ("combustion", {"sort": "newest", "page": 2})):
         resp = lexical(service, q, **kw)
         req = SearchRequest(q=q, mode="lexical", **kw)
-        base = svc.compile_node(schema, svc.parse(q).tree)
-        after = inner(searcher, schema, base, service._filters(schema, req), known_total=resp.total)
+        base = compile_node(schema, parse(q).tree)
+        after = inner(searcher, schema, base, named_filters(schema, req), known_total=resp.total)
         assert (resp.facets, resp.facets_estimated) == (after[0], after[1]), q
     assert threads and all(name.startswith("facets") for name in threads)  # not the request's thread
     # with another search running, the cores are busy: the facets are counted after the page, on

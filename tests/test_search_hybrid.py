@@ -37,6 +37,25 @@ class FixedCandidates:
         self.asked.append((text, k))
         return [(rid, 1.0 - i / 100) for i, rid in enumerate(self.ids[:k])]
 
+    # the rest of the provider protocol: no scores (hybrid ranking uses rank fusion) and no vectors
+    def warm_up(self) -> None:
+        pass
+
+    def similarities(self, text: str, ids: list[str]) -> None:
+        return None
+
+    def similarities_by_key(self, text: str, keys: list[int]) -> None:
+        return None
+
+    def embed_text(self, text: str, wait: float | None = None):
+        raise NotImplementedError("fixed candidates have no vectors")
+
+    def nearest(self, vector, k: int) -> list[tuple[str, float]]:
+        return []
+
+    def vectors_for(self, ids: list[str]) -> dict:
+        return {}
+
 
 @pytest.fixture(scope="module")
 def records(indexed_home: Path) -> dict[str, Record]:
@@ -93,7 +112,7 @@ def test_hybrid_total_is_the_union_on_every_page(settings, records, monkeypatch,
     the fused head does not count the union itself when the source facet counts it exactly (no
     source filter); the total must be the same either way, and on every page."""
     if exact_max is not None:
-        import searchnasa.search.service as svc
+        import searchnasa.search.facets as svc
 
         monkeypatch.setattr(svc, "FACET_EXACT_MAX", exact_max)
     lex_ids = set(all_ids(SearchService(settings), q, mode="lexical", **filters))

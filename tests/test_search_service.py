@@ -86,7 +86,7 @@ def test_a_lone_word_is_ranked_without_a_count_and_still_counted_exactly(
     facets' exact source pass, its order and scores are those of the required-word query every
     other search uses. ``exact_max`` 20 puts the sample's words on that path."""
     if exact_max is not None:
-        import searchnasa.search.service as svc
+        import searchnasa.search.facets as svc
 
         monkeypatch.setattr(svc, "FACET_EXACT_MAX", exact_max)
         service.clear_caches()
@@ -348,7 +348,7 @@ def test_abstract_prefix(service, records) -> None:
 def test_facets_of_large_result_sets_are_estimated_from_the_sample(service, monkeypatch) -> None:
     """At scale, facets other than source come from the index's id-hash sample; here the
     thresholds are lowered so the 6,514-record sample exercises that path against exact counts."""
-    import searchnasa.search.service as svc
+    import searchnasa.search.facets as svc
 
     exact = run(service, "")
     monkeypatch.setattr(svc, "FACET_EXACT_MAX", 1000)

@@ -520,6 +520,9 @@ def test_hybrid_ranks_the_same_whether_lexical_hits_are_scored_by_id_or_by_hash(
         def similarities(self, text: str, ids: list[str]) -> dict[str, float]:
             return self.inner.similarities(text, ids)
 
+        def similarities_by_key(self, text: str, keys: list[int]) -> None:
+            return None  # cannot look keys up
+
     settings = Settings().with_home(sem_home)
     provider = SemanticProvider(settings.vectors_dir)
     with_hash = SearchService(settings, semantic=provider)

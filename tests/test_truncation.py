@@ -15,7 +15,8 @@ from semantic_util import semantic_home_from
 from searchnasa.index.reader import IndexReader
 from searchnasa.search import budget, lexical
 from searchnasa.search.schemas import SearchRequest
-from searchnasa.search.query import Prefix, parse
+from searchnasa.search.query import parse
+from searchnasa.search.query_tree import Prefix
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 

@@ -18,7 +18,8 @@ from searchnasa.cli import app as cli_app
 from searchnasa.settings import Settings
 from searchnasa.web.app import create_app
 from searchnasa.web.pages import page_numbers
-from searchnasa.web.render import safe_url, truncate
+from searchnasa.search.text import shorten_at_word as truncate
+from searchnasa.web.render import safe_url
 
 
 def test_ready_is_503_until_an_index_exists(tmp_home: Path) -> None:

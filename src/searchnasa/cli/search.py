@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 from rich.text import Text
 from searchnasa.errors import BadInput
+from searchnasa.limits import MAX_EXPORT
 from searchnasa.search.schemas import MAX_PAGE, MAX_PER_PAGE, SearchRequest
 from searchnasa.cli.app import HomeOption, app, console, err_console, print_json, settings_for, store_for
 import sys
@@ -47,10 +48,8 @@ def search_cmd(
             semantic = open_semantic(settings_for(home))
         except Exception as exc:  # semantic side absent or not built: lexical still answers
             err_console.print(f"[yellow]semantic search unavailable:[/yellow] {exc}", highlight=False)
-    from searchnasa.search.collapse import search_folded
-
     service = SearchService(settings_for(home), semantic=semantic)
-    resp = search_folded(service, req)
+    resp = service.search(req)
     if json_:
         print_json(resp.model_dump(mode="json"))
         return
@@ -115,7 +114,7 @@ def cite(
 ) -> None:
     """Print citations (BibTeX, RIS, CSL-JSON or CSV) of records, or of a search's results, to stdout."""
     from searchnasa.exports import get_format, write
-    from searchnasa.exports.resultset import MAX_EXPORT, iter_result_records
+    from searchnasa.exports.resultset import iter_result_records
 
     get_format(format)  # a bad format fails before any lookup
     if bool(ids) == (query is not None):
@@ -125,7 +124,6 @@ def cite(
             raise BadInput(f"--limit must be between 1 and {MAX_EXPORT}")
         if source not in (None, "ntrs", "osti"):
             raise BadInput("--source must be ntrs or osti")
-        from searchnasa.search.schemas import SearchRequest
         from searchnasa.search.service import SearchService
 
         service = SearchService(settings_for(home))

@@ -24,6 +24,9 @@ from typing import Any
 
 from searchnasa.errors import BadInput
 from searchnasa.records import Record
+from searchnasa.search.related import Seed, parts_of, rank_related
+from searchnasa.search.schemas import SearchRequest
+from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
 from searchnasa.eval.beir import BeirData, load_beir
@@ -130,10 +133,8 @@ def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Pr
     return EvalHome(settings=settings, data=data, timings=timings, embed_report=report)
 
 
-def make_service(settings: Settings, with_semantic: bool) -> Any:
+def make_service(settings: Settings, with_semantic: bool) -> SearchService:
     """The product's search service over an eval home."""
-    from searchnasa.search.service import SearchService
-
     semantic = None
     if with_semantic:
         from searchnasa.semantic.provider import SemanticProvider
@@ -149,26 +150,23 @@ def query_text(text: str, words: str) -> str:
     return as_any_words(text) if words == "any" else as_plain_text(text)
 
 
-def run_search(service: Any, queries: dict[str, str], mode: str, depth: int = DEPTH,
+def run_search(service: SearchService, queries: dict[str, str], mode: str, depth: int = DEPTH,
                progress: Progress | None = None, words: str = "any") -> dict[str, list[str]]:
     """Each query through ``service.search`` in ``mode``; the top ``depth`` BEIR doc ids."""
-    from searchnasa.search.schemas import SearchRequest
-
     rankings: dict[str, list[str]] = {}
     for n, (qid, text) in enumerate(queries.items(), 1):
         request = SearchRequest(q=query_text(text, words), per_page=min(depth, 100), mode=mode)
-        response = service.search(request)
+        # every judged document counts on its own (an eval home has no duplicate clusters anyway)
+        response = service.search(request, fold_copies=False)
         rankings[qid] = [doc_id_of(hit.id) for hit in response.results]
         if progress:
             progress(f"searching ({mode})", n, len(queries))
     return rankings
 
 
-def run_related(service: Any, queries: dict[str, str], depth: int = DEPTH,
+def run_related(service: SearchService, queries: dict[str, str], depth: int = DEPTH,
                 progress: Progress | None = None) -> dict[str, list[str]]:
     """Each query as a seed paper (title + text), ranked by the related-papers algorithm."""
-    from searchnasa.search.related import Seed, parts_of, rank_related
-
     parts = parts_of(service)
     rankings: dict[str, list[str]] = {}
     for n, (qid, text) in enumerate(queries.items(), 1):
@@ -204,20 +202,15 @@ def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = 
         if ehome.embed_report is not None:
             result["embedding"] = ehome.embed_report.summary()
         service = make_service(ehome.settings, with_semantic=need_vectors)
-        try:
-            if mode == "related":
+        if mode == "related":
+            start = time.perf_counter()
+            rankings = run_related(service, data.queries, progress=progress)
+            result["timings"]["related_s"] = time.perf_counter() - start
+            result["results"]["related"] = evaluate(data.qrels, rankings)
+        else:
+            for r in retrievals:
                 start = time.perf_counter()
-                rankings = run_related(service, data.queries, progress=progress)
-                result["timings"]["related_s"] = time.perf_counter() - start
-                result["results"]["related"] = evaluate(data.qrels, rankings)
-            else:
-                for r in retrievals:
-                    start = time.perf_counter()
-                    rankings = run_search(service, data.queries, r, progress=progress, words=words)
-                    result["timings"][f"{r}_s"] = time.perf_counter() - start
-                    result["results"][r] = evaluate(data.qrels, rankings)
-        finally:
-            close = getattr(service, "close", None)
-            if callable(close):
-                close()
+                rankings = run_search(service, data.queries, r, progress=progress, words=words)
+                result["timings"][f"{r}_s"] = time.perf_counter() - start
+                result["results"][r] = evaluate(data.qrels, rankings)
     return result

@@ -17,6 +17,8 @@ from typing import Any
 from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
+from searchnasa.search.text import cut_at_last_space
+
 ATOM_NS = "http://www.w3.org/2005/Atom"
 MEDIA_TYPE = "application/atom+xml; charset=utf-8"
 TAG_AUTHORITY = "searchnasa"
@@ -119,9 +121,7 @@ def atom_feed(query: str, items: Iterable[Any], self_url: str, html_url: str | N
         for name in e["authors"][:20]:
             ET.SubElement(ET.SubElement(node, _t("author")), _t("name")).text = name
         if e["summary"]:
-            summary = e["summary"]
-            if len(summary) > SUMMARY_CHARS:
-                summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + " …"
+            summary = cut_at_last_space(e["summary"], SUMMARY_CHARS, trailing="", mark=" …")
             ET.SubElement(node, _t("summary"), type="text").text = summary
         if e["source_label"]:
             ET.SubElement(node, _t("category"), term=str(e["source_label"]))

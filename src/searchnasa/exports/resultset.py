@@ -5,23 +5,25 @@ of records whatever the limit."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from searchnasa.records import Record
 from searchnasa.search.schemas import MAX_PER_PAGE, SearchRequest, SearchResponse
 
-MAX_EXPORT = 1000
+if TYPE_CHECKING:
+    from searchnasa.search.service import SearchService
 
 
-def iter_result_records(service: Any, req: SearchRequest, limit: int,
+def iter_result_records(service: SearchService, req: SearchRequest, limit: int,
                         first: SearchResponse | None = None) -> Iterator[Record]:
     """Yield up to ``limit`` records matching ``req`` (its ``page``/``per_page`` are replaced).
 
-    ``service`` is the search service (``search(req)`` and ``store.get_many(ids)``); ``first`` is
-    page 1 when the caller already fetched it (the web does, so errors surface before streaming).
+    Every record is exported, copies of one work included (the search does not fold them).
+    ``first`` is page 1 when the caller already fetched it (the web does, so errors surface
+    before streaming).
     """
     req = req.model_copy(update={"page": 1, "per_page": MAX_PER_PAGE})
-    resp = first if first is not None else service.search(req)
+    resp = first if first is not None else service.search(req, fold_copies=False)
     page, sent = 1, 0
     while resp.results and sent < limit:
         ids = [h.id for h in resp.results][: limit - sent]
@@ -31,6 +33,6 @@ def iter_result_records(service: Any, req: SearchRequest, limit: int,
                 yield found[rid]
         sent += len(ids)
         if page * MAX_PER_PAGE >= resp.total or sent >= limit:
-            return  # (a page may hold fewer cards than per_page when copies of a work are folded)
+            return
         page += 1
-        resp = service.search(req.model_copy(update={"page": page}))
+        resp = service.search(req.model_copy(update={"page": page}), fold_copies=False)

@@ -21,7 +21,20 @@ import tantivy
 from searchnasa.errors import BadInput
 from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
 from searchnasa.search import lexical
-from searchnasa.search.query import And, IdSet, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, YearRange, tree_depth
+from searchnasa.search.query_tree import (
+    And,
+    IdSet,
+    MatchAll,
+    Node,
+    Not,
+    Or,
+    Phrase,
+    Prefix,
+    SourceIs,
+    Term,
+    YearRange,
+    tree_depth,
+)
 from searchnasa.settings import default_of, env_number
 
 DEFAULT_COUNT_BUDGET = int(default_of("COUNT_BUDGET"))
@@ -94,10 +107,6 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
         required = [postings_cost(searcher, c, _depth + 1) for c in node.children if not isinstance(c, Not)]
         return min(required) * len(required) if required else total_docs
     return total_docs
-
-
-def over_budget(searcher: tantivy.Searcher, node: Node, budget: int | None = None) -> bool:
-    return postings_cost(searcher, node) > (budget if budget is not None else count_budget())
 
 
 CUT_NOTICE = ("This query has too many common alternatives to count in full in time; showing the "

@@ -1,6 +1,7 @@
 """One card per work on a results page: later copies of a work already shown are folded into the
 first card's ``also_in`` list, which links to every other copy (on the page or not).
 
+The search service folds every page it answers (``SearchService.search``, unless asked not to).
 Folding is per page: it needs only the page's ids (one bulk cluster lookup), keeps pagination
 stable, and leaves ``total`` counting records, which the response says (``count_unit``).
 """
@@ -8,7 +9,7 @@ stable, and leaves ``total`` counting records, which the response says (``count_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from searchnasa.store import Store
 from searchnasa.store.clusters import clusters_for
@@ -42,15 +43,3 @@ def collapse_hits(store: Store, hits: Sequence[H]) -> tuple[list[H], int]:
         hit.also_in = cluster.also_in(hit.id)
         cards.append(hit)
     return cards, folded
-
-
-def search_folded(service: Any, req: Any) -> Any:
-    """``service.search(req)`` with each work shown once: copies of a work already on the page fold
-    into the first card's ``also_in`` (``total`` still counts records). The web page, the JSON API
-    and the CLI all search through here, so they show the same cards. Skipped when the service
-    already folded, or has no store (nothing to look clusters up in)."""
-    resp = service.search(req)
-    store = getattr(service, "store", None)
-    if store is not None and resp.results and not any(hit.also_in for hit in resp.results):
-        resp.results, _ = collapse_hits(store, resp.results)
-    return resp

@@ -1,18 +1,19 @@
 """Fuse ranked lists from different retrievers into one ranking.
 
 The search service's default is the min-max weighted sum, fed with the cosine of *every* fused
-candidate (lexical hits included), semantic weight 0.7: it measured best on SciFact and, with the
-same weight, on NPL (bench/README.md, "Ranking quality"). Reciprocal rank fusion (Cormack et al.,
-2009) needs no scores at all, so it is kept as the option and the fallback when a provider cannot
-score given records.
+candidate (lexical hits included), at :data:`SEMANTIC_WEIGHT` (how it was chosen is in
+bench/README.md). Reciprocal rank fusion (Cormack et al., 2009) needs no scores at all, so it is
+kept as the option and the fallback when a provider cannot score given records.
 Ties break by id so a fused ranking is deterministic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 RRF_K = 60
+# Weight of the cosine in the weighted-sum fusion; chosen on SciFact, confirmed on NPL (bench/README.md).
+SEMANTIC_WEIGHT = 0.7
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = RRF_K,
@@ -50,3 +51,13 @@ def weighted_sum(lexical: Sequence[tuple[str, float]], semantic: Sequence[tuple[
     docs = set(lex) | set(sem)
     fused = {d: (1 - semantic_weight) * lex.get(d, 0.0) + semantic_weight * sem.get(d, 0.0) for d in docs}
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+
+def fuse_by_key(lexical: Sequence[tuple[int, float]], cosines: Mapping[int, float],
+                lexical_floor: float | None = None) -> list[tuple[str, float]]:
+    """The service's hybrid head: :func:`weighted_sum` at :data:`SEMANTIC_WEIGHT` over records
+    named by their id hash (the lexical index's ``key``), every fused record with its cosine
+    (a lexical hit outside the semantic candidates is scored by its own similarity, not by 0,
+    which is what lifts fusion above either ranking)."""
+    return weighted_sum([(str(k), s) for k, s in lexical], [(str(k), c) for k, c in cosines.items()],
+                        SEMANTIC_WEIGHT, lexical_floor)

@@ -24,7 +24,7 @@ from searchnasa.index.schema import (
     TITLE_BOOST,
     word_pairs,
 )
-from searchnasa.search.query import (
+from searchnasa.search.query_tree import (
     And,
     IdSet,
     MatchAll,
@@ -37,6 +37,7 @@ from searchnasa.search.query import (
     Term,
     YearRange,
 )
+from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur
 Q = tantivy.Query
@@ -114,7 +115,7 @@ def lone_word_query(schema: tantivy.Schema, token: str) -> tantivy.Query:
     Since ``all`` holds the title (same analyzer), ``Should(all) + Should(title)`` matches the same
     records with the same scores, and a query made only of optional term clauses lets Tantivy's
     top-k collector skip blocks that cannot reach the page (block-max WAND) when it is not also
-    counting: about half the page time for a common word (bench/README.md, "Cost of our layers").
+    counting, which for a common word is a large share of the page's cost.
     Only the top level of a search gains from it, so the caller decides when to use it.
     """
     return _all_fields(schema, "all", "title", [token], catch_all=Occur.Should)
@@ -334,6 +335,22 @@ def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_fr
         if values:
             out.append(Q.term_set_query(schema, field, values))
     return [Q.const_score_query(q, 0.0) for q in out]
+
+
+def named_filters(schema: tantivy.Schema, req: SearchRequest) -> dict[str, tantivy.Query]:
+    """The request's active filters by name (the names facets use: a facet ignores its own)."""
+    named: dict[str, tantivy.Query] = {}
+    for name, kwargs in (
+        ("source", {"source": req.source}),
+        ("year", {"year_from": req.year_from, "year_to": req.year_to}),
+        ("document_type", {"document_type": req.document_type}),
+        ("subject", {"subject": req.subject}),
+        ("organization", {"organization": req.organization}),
+    ):
+        queries = filter_queries(schema, **kwargs)  # type: ignore[arg-type]
+        if queries:
+            named[name] = queries[0]
+    return named
 
 
 def with_filters(main: tantivy.Query, filters: list[tantivy.Query]) -> tantivy.Query:

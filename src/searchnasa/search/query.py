@@ -23,11 +23,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
 
-# -- the tree -----------------------------------------------------------------------------------
+from searchnasa.search.query_tree import (
+    And,
+    MatchAll,
+    Node,
+    Not,
+    Or,
+    Phrase,
+    Prefix,
+    SourceIs,
+    Term,
+    YearRange,
+    describe,
+    tree_depth,
+)
 
-TEXT_FIELDS = ("title", "author", "subject", "abstract", "keyword")
 FIELD_ALIASES = {
     "title": "title", "ti": "title",
     "author": "author", "authors": "author", "au": "author",
@@ -38,74 +49,6 @@ FIELD_ALIASES = {
     "source": "source",
 }
 SOURCE_ALIASES = {"ntrs": "ntrs", "nasa": "ntrs", "osti": "osti", "doe": "osti"}
-SOURCE_NAMES = {"ntrs": "NASA NTRS", "osti": "DOE OSTI"}
-MAX_NESTING = 30  # deeper parentheses are ignored (1,000 characters could nest 500 levels)
-
-
-@dataclass(frozen=True)
-class Term:
-    """A bare word: stemmed, on every text field (or one field)."""
-
-    text: str
-    field: str | None = None
-
-
-@dataclass(frozen=True)
-class Phrase:
-    """A quoted phrase: exact words in order, unstemmed."""
-
-    text: str
-    field: str | None = None
-
-
-@dataclass(frozen=True)
-class Prefix:
-    """A bare word ending in ``*`` (``turbo*``): any word that starts with ``text`` (lower case,
-    unstemmed), on every text field or one field."""
-
-    text: str
-    field: str | None = None
-
-
-@dataclass(frozen=True)
-class YearRange:
-    lo: int | None
-    hi: int | None
-
-
-@dataclass(frozen=True)
-class SourceIs:
-    source: str
-
-
-@dataclass(frozen=True)
-class IdSet:
-    """Records by id (identifier lookups)."""
-
-    ids: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class MatchAll:
-    pass
-
-
-@dataclass(frozen=True)
-class Not:
-    child: "Node"
-
-
-@dataclass(frozen=True)
-class And:
-    children: tuple["Node", ...]
-
-
-@dataclass(frozen=True)
-class Or:
-    children: tuple["Node", ...]
-
-
-Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, IdSet, MatchAll, Not, And, Or]
 
 
 @dataclass
@@ -442,19 +385,6 @@ def _year(text: str, parser: _Parser) -> Node | None:
 MAX_TREE_DEPTH = 60
 
 
-def tree_depth(node: Node) -> int:
-    """How deeply a tree nests (iteratively)."""
-    deepest, stack = 0, [(node, 1)]
-    while stack:
-        current, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if isinstance(current, (And, Or)):
-            stack.extend((child, depth + 1) for child in current.children)
-        elif isinstance(current, Not):
-            stack.append((current.child, depth + 1))
-    return deepest
-
-
 def _flat(toks: list[_Tok], notices: list[str]) -> Node | None:
     """The query as plain words and phrases, every operator dropped (the last-resort reading)."""
     notices.append("The query nests too deeply to follow; read its words and phrases, all required.")
@@ -485,92 +415,3 @@ def parse(text: str) -> ParsedQuery:
     elif isinstance(tree, Not) or (isinstance(tree, And) and all(isinstance(c, Not) for c in tree.children)):
         notices.append("Only exclusions given: showing all records except those.")
     return ParsedQuery(text or "", tree, notices)
-
-
-# -- reading a tree back ------------------------------------------------------------------------
-
-_FIELD_LABELS = {"title": "title", "author": "author", "subject": "subject", "abstract": "abstract",
-                 "keyword": "keyword"}
-
-
-def describe(node: Node, top: bool = True) -> str:
-    """A compact, readable rendering: ``“wind tunnel” AND (jet OR rocket) AND NOT noise``."""
-    if isinstance(node, MatchAll):
-        return "all records"
-    if isinstance(node, Term):
-        return f"{node.field}:{node.text}" if node.field else node.text
-    if isinstance(node, Prefix):
-        return f"{node.field}:{node.text}*" if node.field else f"{node.text}*"
-    if isinstance(node, Phrase):
-        quoted = f"“{node.text}”"
-        return f"{node.field}:{quoted}" if node.field else quoted
-    if isinstance(node, YearRange):
-        if node.lo is not None and node.hi is not None:
-            return f"year {node.lo}" if node.lo == node.hi else f"years {node.lo}–{node.hi}"
-        return f"year ≥ {node.lo}" if node.lo is not None else f"year ≤ {node.hi}"
-    if isinstance(node, SourceIs):
-        return f"source {SOURCE_NAMES[node.source]}"
-    if isinstance(node, IdSet):
-        return "identifier " + ", ".join(node.ids)
-    if isinstance(node, Not):
-        return "NOT " + describe(node.child, top=False)
-    if isinstance(node, And):
-        text = " AND ".join(describe(c, top=False) for c in node.children)
-        return text if top else f"({text})"
-    if isinstance(node, Or):
-        text = " OR ".join(describe(c, top=False) for c in node.children)
-        return text if top else f"({text})"
-    raise TypeError(node)
-
-
-# -- strict / loose split (hybrid retrieval) ----------------------------------------------------
-
-def is_strict(node: Node) -> bool:
-    """Strict parts must hold for every result: phrases, field clauses, exclusions, ids."""
-    if isinstance(node, (Term, Prefix)):
-        return node.field is not None
-    if isinstance(node, (Phrase, YearRange, SourceIs, IdSet, Not)):
-        return True
-    if isinstance(node, Or):
-        return all(is_strict(c) for c in node.children)
-    if isinstance(node, And):
-        return all(is_strict(c) for c in node.children)
-    return False  # MatchAll
-
-
-def strict_part(node: Node) -> Node | None:
-    """The sub-tree a semantic candidate must satisfy; None when nothing is strict."""
-    if isinstance(node, And):
-        parts = [strict_part(c) for c in node.children]
-        kept = [p for p in parts if p is not None]
-        if not kept:
-            return None
-        return kept[0] if len(kept) == 1 else And(tuple(kept))
-    return node if is_strict(node) else None
-
-
-def has_loose(node: Node) -> bool:
-    """Whether the query holds any bare words a semantic model could interpret."""
-    if isinstance(node, (Term, Prefix)):
-        return node.field is None
-    if isinstance(node, (And, Or)):
-        return any(has_loose(c) for c in node.children)
-    return False
-
-
-def positive_parts(node: Node) -> list[Term | Phrase | Prefix]:
-    """The words, truncated words and phrases a user asked for (not excluded), in query order."""
-    if isinstance(node, (Term, Phrase, Prefix)):
-        return [node]
-    if isinstance(node, (And, Or)):
-        out: list[Term | Phrase | Prefix] = []
-        for child in node.children:
-            out.extend(positive_parts(child))
-        return out
-    return []
-
-
-def positive_texts(node: Node) -> list[str]:
-    """The text of :func:`positive_parts` (a truncated word without its ``*``): what a semantic
-    model embeds."""
-    return [part.text for part in positive_parts(node)]

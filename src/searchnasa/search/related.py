@@ -19,19 +19,26 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 import tantivy
 
 from searchnasa.errors import BadInput, NotFound
-from searchnasa.index.schema import plain_tokens, stem_tokens
+from searchnasa.index.schema import stem_tokens
+from searchnasa.limits import MAX_SEEDS, NO_DATE_LABEL
 from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.search.protocols import SemanticProvider
+from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
 from searchnasa.search.schemas import RelatedItem
+from searchnasa.search.text import cut_at_last_space
+from searchnasa.store import Store
 
-MAX_SEEDS = 20
+if TYPE_CHECKING:
+    from searchnasa.search.service import SearchService
+
 MAX_LIMIT = 100
 ABSTRACT_PREVIEW_CHARS = 300
 
@@ -45,7 +52,6 @@ BOOST_SUBJECT = 0.04      # per shared subject category, at most two counted
 BOOST_ORGANIZATION = 0.02
 BOOST_SERIES = 0.03
 NEGATIVE_WEIGHT = 0.5
-DUPLICATE_COSINE = 0.985
 MIN_EXPLAIN_WEIGHT = 1.5  # a shared word this common is not worth showing as a reason
 
 STOPWORDS = frozenset(
@@ -61,18 +67,6 @@ STOPWORDS = frozenset(
     suggests discussed discuss discusses simple described describes include including presents""".split()
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
-
-
-class SemanticNeighbours(Protocol):
-    """What related papers need from the semantic side (the semantic provider satisfies it)."""
-
-    def available(self) -> bool: ...
-
-    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
-
-    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[str, float]]: ...
-
-    def embed_text(self, text: str) -> np.ndarray: ...
 
 
 @dataclass
@@ -108,44 +102,21 @@ class Candidate:
 class RelatedParts:
     """The pieces of a search service that related papers use."""
 
-    store: Any
-    searcher_fn: Any  # () -> tantivy.Searcher
+    store: Store
+    searcher_fn: Callable[[], tantivy.Searcher]
     schema: tantivy.Schema
-    semantic: SemanticNeighbours | None = None
+    semantic: SemanticProvider | None = None
 
 
 # -- reaching into the service -----------------------------------------------------------------
-def parts_of(service: Any) -> RelatedParts:
-    """Find the store, index and semantic provider on a search service (or a RelatedParts)."""
-    if isinstance(service, RelatedParts):
-        return service
-    store = getattr(service, "store", None)
-    reader = None
-    for name in ("reader", "index_reader", "_reader"):
-        reader = getattr(service, name, None)
-        if reader is not None:
-            break
-    if reader is None:
-        from searchnasa.index.reader import IndexReader
-
-        settings = getattr(service, "settings", None)
-        if settings is None:
-            raise TypeError("find_related needs a service with .store and .reader (or .settings)")
-        reader = IndexReader(settings.index_dir)
-    semantic = None
-    for name in ("semantic", "semantic_provider", "provider"):
-        semantic = getattr(service, name, None)
-        if semantic is not None:
-            break
-    if store is None:
-        raise TypeError("find_related needs a service with a .store")
-    return RelatedParts(store=store, searcher_fn=reader.searcher, schema=reader.index.schema,
-                        semantic=semantic)
+def parts_of(service: SearchService) -> RelatedParts:
+    """The store, index and semantic provider of a search service."""
+    return RelatedParts(store=service.store, searcher_fn=service.reader.searcher,
+                        schema=service.reader.index.schema, semantic=service.semantic)
 
 
 def _semantic_ready(parts: RelatedParts) -> bool:
-    sem = parts.semantic
-    return bool(sem is not None and hasattr(sem, "nearest") and sem.available())
+    return bool(parts.semantic is not None and parts.semantic.available())
 
 
 # -- terms -------------------------------------------------------------------------------------
@@ -240,40 +211,7 @@ def _shared_terms(seeds: Sequence[Seed], other: Record, idf_of: dict[str, float]
     return chosen
 
 
-# -- duplicates and boosts ---------------------------------------------------------------------
-def _norm_title(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", (title or "").lower()).strip()
-
-
-def is_duplicate(a: Record, b: Record, cosine: float | None = None) -> bool:
-    """The same work stored twice (across sources, or twice in one): never 'related' to itself."""
-    if a.id == b.id:
-        return True
-    if a.identifiers.doi and a.identifiers.doi == b.identifiers.doi:
-        return True
-    ta, tb = _norm_title(a.title), _norm_title(b.title)
-    if ta and ta == tb and len(ta) >= 12:
-        if not a.abstract or not b.abstract or _norm_title(a.abstract)[:200] == _norm_title(b.abstract)[:200]:
-            return True
-        if cosine is not None and cosine >= 0.95:
-            return True
-    return cosine is not None and cosine >= DUPLICATE_COSINE
-
-
-def report_series(record: Record) -> set[str]:
-    """Report-number prefixes such as ``NASA-TM`` or ``SAND``: a series a reader follows."""
-    out = set()
-    for num in record.identifiers.report_numbers:
-        m = re.match(r"([A-Za-z]+(?:[-/ ][A-Za-z]+)*)", num.strip())
-        if m and len(m.group(1)) >= 3:
-            out.add(m.group(1).upper().replace(" ", "-"))
-    return out
-
-
-def _orgs(record: Record) -> set[str]:
-    return {o.name for o in record.organizations if o.role in ("center", "research", "sponsor")}
-
-
+# -- boosts ------------------------------------------------------------------------------------
 def _apply_boosts(c: Candidate, seeds: Sequence[Seed], rec: Record, common: set[str]) -> None:
     """Shared subject, organization or series; ``common`` holds organizations too frequent to mean much."""
     seed_recs = [s.record for s in seeds if s.record]
@@ -281,7 +219,8 @@ def _apply_boosts(c: Candidate, seeds: Sequence[Seed], rec: Record, common: set[
     if subjects:
         c.boost += BOOST_SUBJECT * min(2, len(subjects))
         c.reasons.append("same subject: " + ", ".join(subjects[:2]))
-    orgs = sorted(o for o in _orgs(rec) if o not in common and any(o in _orgs(r) for r in seed_recs))
+    orgs = sorted(o for o in organizations_behind(rec)
+                  if o not in common and any(o in organizations_behind(r) for r in seed_recs))
     if orgs:
         c.boost += BOOST_ORGANIZATION
         c.reasons.append("same organization: " + orgs[0])
@@ -298,7 +237,7 @@ def _common_organizations(parts: RelatedParts, seeds: Sequence[Seed]) -> set[str
     """Seed organizations shared by more than 5% of the collection (e.g. a catalogue's umbrella)."""
     searcher = parts.searcher_fn()
     n_docs = max(1, searcher.num_docs)
-    orgs = set().union(*(_orgs(s.record) for s in seeds if s.record)) if seeds else set()
+    orgs = set().union(*(organizations_behind(s.record) for s in seeds if s.record)) if seeds else set()
     return {o for o in orgs if searcher.doc_freq("organization_value", o) > COMMON_ORG_RATIO * n_docs}
 
 
@@ -308,29 +247,32 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 0 else v
 
 
-def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[Seed] = (),
-                 limit: int = 20, explain: bool = True) -> list[tuple[Candidate, Record]]:
-    """Rank candidates for ``seeds`` (records or free text); the core of :func:`find_related`."""
-    exclude = {s.id for s in seeds if s.id} | {s.id for s in negatives if s.id}
-    semantic_on = _semantic_ready(parts)
-    centroid = neg_centroid = None
-    if semantic_on:
-        sem = parts.semantic
-        need = [s.id for s in (*seeds, *negatives) if s.id and s.vector is None]
-        have = sem.vectors_for(need) if need else {}
-        for s in (*seeds, *negatives):
-            if s.vector is None:
-                # a record not embedded yet (or free text) is embedded now: one short model call
-                s.vector = have.get(s.id) if s.id else None
-                if s.vector is None and (s.title or s.abstract):
-                    s.vector = sem.embed_text(f"{s.title}\n{s.abstract}".strip())
-        seed_vecs = [s.vector for s in seeds if s.vector is not None]
-        if seed_vecs:
-            centroid = _unit(np.mean(seed_vecs, axis=0))
-        neg_vecs = [s.vector for s in negatives if s.vector is not None]
-        if neg_vecs:
-            neg_centroid = _unit(np.mean(neg_vecs, axis=0))
+def _centroids(parts: RelatedParts, seeds: Sequence[Seed],
+               negatives: Sequence[Seed]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The unit mean vectors of the seeds and of the negatives (None without vectors)."""
+    if not _semantic_ready(parts):
+        return None, None
+    sem = parts.semantic
+    assert sem is not None
+    need = [s.id for s in (*seeds, *negatives) if s.id and s.vector is None]
+    have = sem.vectors_for(need) if need else {}
+    for s in (*seeds, *negatives):
+        if s.vector is None:
+            # a record not embedded yet (or free text) is embedded now: one short model call
+            s.vector = have.get(s.id) if s.id else None
+            if s.vector is None and (s.title or s.abstract):
+                s.vector = sem.embed_text(f"{s.title}\n{s.abstract}".strip())
+    seed_vecs = [s.vector for s in seeds if s.vector is not None]
+    neg_vecs = [s.vector for s in negatives if s.vector is not None]
+    return (_unit(np.mean(seed_vecs, axis=0)) if seed_vecs else None,
+            _unit(np.mean(neg_vecs, axis=0)) if neg_vecs else None)
 
+
+def _candidates(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[Seed],
+                centroid: np.ndarray | None, neg_centroid: np.ndarray | None) -> dict[str, Candidate]:
+    """Lexical and semantic candidates with their lexical score, cosine, negative similarity and
+    base score; the seeds and negatives themselves excluded."""
+    exclude = {s.id for s in seeds if s.id} | {s.id for s in negatives if s.id}
     cands: dict[str, Candidate] = {}
     lexical = _lexical_candidates(parts, seeds, CANDIDATES)
     top_lex = max(lexical.values(), default=0.0)
@@ -340,7 +282,7 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
         for rid, score in _lexical_candidates(parts, negatives, CANDIDATES).items():
             if rid in cands:
                 cands[rid].negative = max(cands[rid].negative, score / top_lex if top_lex else 0.0)
-    if centroid is not None:
+    if centroid is not None and parts.semantic is not None:
         query = centroid - NEGATIVE_WEIGHT * 0.5 * neg_centroid if neg_centroid is not None else centroid
         for rid, _sim in parts.semantic.nearest(_unit(query), CANDIDATES + len(exclude)):
             cands.setdefault(rid, Candidate(rid))
@@ -353,13 +295,36 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
                     c.negative = max(c.negative, float(np.dot(v, neg_centroid)))
     for rid in exclude:
         cands.pop(rid, None)
-
     for c in cands.values():
         if c.cosine is not None:
             c.score = W_SEMANTIC * c.cosine + W_LEXICAL * c.lexical
         else:
             c.score = W_LEXICAL * c.lexical if centroid is not None else c.lexical
         c.score -= NEGATIVE_WEIGHT * c.negative
+    return cands
+
+
+def _explain(parts: RelatedParts, seeds: Sequence[Seed], kept: list[tuple[Candidate, Record]]) -> None:
+    """Reasons a reader can check: the cosine, the boosts' reasons, the shared terms."""
+    searcher = parts.searcher_fn()
+    n_docs = max(1, searcher.num_docs)
+    idf_of = _distinctive_terms(seeds, searcher, n_docs, limit=200)
+    for c, rec in kept:
+        head = []
+        if c.cosine is not None:
+            head.append(f"similar abstract {c.cosine:.2f}")
+        terms = _shared_terms(seeds, rec, idf_of)
+        tail = [f"shared terms: {', '.join(terms)}"] if terms else []
+        c.reasons = head + c.reasons + tail
+        if not c.reasons:
+            c.reasons = ["similar wording"]
+
+
+def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[Seed] = (),
+                 limit: int = 20, explain: bool = True) -> list[tuple[Candidate, Record]]:
+    """Rank candidates for ``seeds`` (records or free text); the core of :func:`find_related`."""
+    centroid, neg_centroid = _centroids(parts, seeds, negatives)
+    cands = _candidates(parts, seeds, negatives, centroid, neg_centroid)
     ordered = sorted(cands.values(), key=lambda c: (-c.score, c.id))
     # Boosts and duplicate checks need whole records: look at a margin beyond the limit.
     pool = ordered[: max(limit * 3, 60)]
@@ -383,45 +348,28 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
     kept.sort(key=lambda cr: (-cr[0].score, cr[0].id))
     kept = kept[:limit]
     if explain:
-        searcher = parts.searcher_fn()
-        n_docs = max(1, searcher.num_docs)
-        idf_of = _distinctive_terms(seeds, searcher, n_docs, limit=200)
-        for c, rec in kept:
-            head = []
-            if c.cosine is not None:
-                head.append(f"similar abstract {c.cosine:.2f}")
-            terms = _shared_terms(seeds, rec, idf_of)
-            tail = [f"shared terms: {', '.join(terms)}"] if terms else []
-            c.reasons = head + c.reasons + tail
-            if not c.reasons:
-                c.reasons = ["similar wording"]
+        _explain(parts, seeds, kept)
     return kept
 
 
-def _truncate(text: str | None, n: int = ABSTRACT_PREVIEW_CHARS) -> str:
-    if not text:
-        return ""
-    if len(text) <= n:
-        return text
-    cut = text[:n].rsplit(" ", 1)[0]
-    return cut.rstrip(" ,.;:") + "…"
-
-
 def _date_label(rec: Record) -> str:
+    """The record's date with its kind ("published 1973-11"); the no-date label in the same
+    lower case, as it reads in that place."""
     if rec.date is None:
-        return "date not supplied"
+        return NO_DATE_LABEL.lower()
     return f"{rec.date.kind} {rec.date.value}"
 
 
 def to_item(c: Candidate, rec: Record) -> RelatedItem:
     return RelatedItem(
         id=rec.id, source=rec.source, source_label=SOURCE_LABELS[rec.source], title=rec.title,
-        abstract=rec.abstract, abstract_truncated=_truncate(rec.abstract), year=rec.year,
+        abstract=rec.abstract, abstract_truncated=cut_at_last_space(rec.abstract, ABSTRACT_PREVIEW_CHARS),
+        year=rec.year,
         date_label=_date_label(rec), url=rec.url, score=round(c.score, 4), reasons=c.reasons,
     )
 
 
-def _load(store: Any, ids: Iterable[str], what: str) -> list[Record]:
+def _load(store: Store, ids: Iterable[str]) -> list[Record]:
     ids = [i.strip() for i in ids if i and i.strip()]
     found = store.get_many(ids) if ids else {}
     missing = [i for i in ids if i not in found]
@@ -430,7 +378,7 @@ def _load(store: Any, ids: Iterable[str], what: str) -> list[Record]:
     return [found[i] for i in dict.fromkeys(ids)]
 
 
-def find_related(service: Any, seed_ids: list[str], negative_ids: list[str] | None = None,
+def find_related(service: SearchService, seed_ids: list[str], negative_ids: list[str] | None = None,
                  limit: int = 20) -> list[RelatedItem]:
     """The most related records to ``seed_ids`` (less like ``negative_ids``), each with reasons.
 
@@ -445,6 +393,6 @@ def find_related(service: Any, seed_ids: list[str], negative_ids: list[str] | No
     if not 1 <= limit <= MAX_LIMIT:
         raise BadInput(f"limit must be between 1 and {MAX_LIMIT}")
     parts = parts_of(service)
-    seeds = [Seed.of(r) for r in _load(parts.store, seed_ids, "seed")]
-    negatives = [Seed.of(r) for r in _load(parts.store, negative_ids, "negative")]
+    seeds = [Seed.of(r) for r in _load(parts.store, seed_ids)]
+    negatives = [Seed.of(r) for r in _load(parts.store, negative_ids)]
     return [to_item(c, rec) for c, rec in rank_related(parts, seeds, negatives, limit)]

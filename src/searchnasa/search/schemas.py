@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from searchnasa.limits import YEAR_MAX, YEAR_MIN
+
 SortOrder = Literal["relevance", "newest", "oldest"]
 Mode = Literal["lexical", "semantic", "hybrid"]
 
@@ -23,8 +25,8 @@ class SearchRequest(BaseModel):
     source: Literal["ntrs", "osti"] | None = None
     page: int = Field(1, ge=1, le=MAX_PAGE)
     per_page: int = Field(20, ge=1, le=MAX_PER_PAGE)
-    year_from: int | None = Field(None, ge=1000, le=2100)
-    year_to: int | None = Field(None, ge=1000, le=2100)
+    year_from: int | None = Field(None, ge=YEAR_MIN, le=YEAR_MAX)
+    year_to: int | None = Field(None, ge=YEAR_MIN, le=YEAR_MAX)
     sort: SortOrder = "relevance"
     document_type: list[str] = Field(default_factory=list)
     subject: list[str] = Field(default_factory=list)

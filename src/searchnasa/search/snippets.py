@@ -14,13 +14,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from markupsafe import Markup, escape
+from markupsafe import escape
 
 from searchnasa.index.schema import MAX_TOKEN_LEN, PLAIN_ANALYZER, STEM_ANALYZER
-from searchnasa.search.query import And, Node, Not, Or, Phrase, Prefix, Term
+from searchnasa.search.query_tree import And, Node, Not, Or, Phrase, Prefix, Term
+from searchnasa.search.text import ELLIPSIS
 
 SNIPPET_CHARS = 320
-ELLIPSIS = "…"
 
 
 _ALNUM = r"[^\W_]"  # tantivy's simple tokenizer keeps runs of alphanumeric characters
@@ -200,8 +200,3 @@ def snippet_html(text: str | None, hl: Highlight, width: int = SNIPPET_CHARS) ->
     lo, hi = _snap(text, lo, hi)
     body = _render(text, marks, lo, hi).strip()
     return (ELLIPSIS if lo > 0 else "") + body + (ELLIPSIS if hi < len(text) else "")
-
-
-def plain_markup(html: str) -> Markup:
-    """Mark already-escaped snippet HTML safe for Jinja2 (it holds only ``<mark>``)."""
-    return Markup(html)

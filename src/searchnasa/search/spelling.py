@@ -39,7 +39,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
-from searchnasa.search.query import Phrase, Prefix, Term
+from searchnasa.search.query_tree import Phrase, Prefix, Term
 
 Q = tantivy.Query
 Occur = tantivy.Occur

@@ -7,7 +7,7 @@ states every limit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Path, Query, Request
@@ -15,6 +15,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from searchnasa.errors import BadInput, NotFound
+from searchnasa.exports.resultset import iter_result_records
 from searchnasa.limits import MAX_EXPORT, MAX_SEEDS, YEAR_MAX, YEAR_MIN
 from searchnasa.records import Record
 from searchnasa.search.schemas import (
@@ -27,7 +28,7 @@ from searchnasa.search.schemas import (
     SearchResponse,
     SortOrder,
 )
-from searchnasa.web.deps import check_record_id, related_items, run_search, services
+from searchnasa.web.deps import check_record_id, related_items, services
 from searchnasa.web.form import MAX_FILTER_VALUES
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -89,7 +90,7 @@ def api_search(
     per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = 20,
 ) -> SearchResponse:
     req = filters.model_copy(update={"page": page, "per_page": per_page})
-    return run_search(services(request).search(), req)
+    return services(request).search().search(req)
 
 
 CitationName = Literal["bibtex", "ris", "csl-json", "csv"]
@@ -148,21 +149,6 @@ def api_related(request: Request, body: Annotated[RelatedQuery, Body()]) -> Rela
     return RelatedResponse(seed_ids=body.ids, negative_ids=body.negative_ids, results=related_json(items))
 
 
-def export_records(service: Any, req: SearchRequest, limit: int) -> Iterator[Record]:
-    """The records of a whole result set in result order, fetched a page at a time."""
-    sent = 0
-    for page in range(1, MAX_EXPORT // EXPORT_PAGE + 1):
-        resp = service.search(req.model_copy(update={"page": page, "per_page": EXPORT_PAGE}))
-        ids = [hit.id for hit in resp.results][: limit - sent]
-        records = service.store.get_many(ids)
-        for rid in ids:
-            if rid in records:
-                yield records[rid]
-        sent += len(ids)
-        if sent >= limit or len(resp.results) < EXPORT_PAGE:
-            return
-
-
 @router.get("/export", responses={**ERROR_RESPONSES, 200: {
     "description": "Citations of a selection (`ids`) or of a whole result set, streamed.",
     "content": {"application/x-bibtex": {}, "application/x-research-info-systems": {}, "text/csv": {},
@@ -185,5 +171,5 @@ def api_export(
             raise NotFound(f"no record {missing[0]!r}")
         return citation_response((found[rid] for rid in dict.fromkeys(ids)), format, "selection")
     req = filters
-    service.search(req.model_copy(update={"per_page": 1}))  # fail now (404/503), not mid-stream
-    return citation_response(export_records(service, req, limit), format, "search-nasa-results")
+    service.search(req.model_copy(update={"per_page": 1}), fold_copies=False)  # fail now (404/503), not mid-stream
+    return citation_response(iter_result_records(service, req, limit), format, "search-nasa-results")

@@ -9,13 +9,12 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any
 
 from fastapi import Request
 
 from searchnasa.errors import IndexMissing, NotFound
 from searchnasa.search.protocols import SemanticProvider
-from searchnasa.search.schemas import RelatedItem, SearchRequest, SearchResponse
+from searchnasa.search.schemas import RelatedItem
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import open_semantic
 from searchnasa.semantic.provider import QUERY_WAIT_SECONDS
@@ -85,14 +84,7 @@ def check_record_id(record_id: str) -> str:
     return record_id
 
 
-def run_search(service: Any, req: SearchRequest) -> SearchResponse:
-    """Search with one card per work (see :func:`searchnasa.search.collapse.search_folded`)."""
-    from searchnasa.search.collapse import search_folded
-
-    return search_folded(service, req)
-
-
-def related_items(service: Any, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
+def related_items(service: SearchService, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:
     """Related papers with their reasons (the related-papers module does the ranking)."""
     from searchnasa.search.related import find_related
 

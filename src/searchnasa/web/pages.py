@@ -15,7 +15,9 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.schemas import MAX_PAGE, SearchRequest, SearchResponse
-from searchnasa.web.deps import check_record_id, related_items, run_search, services
+from searchnasa.search.service import SearchService
+from searchnasa.search.text import cut_hard
+from searchnasa.web.deps import check_record_id, related_items, services
 from searchnasa.web.form import FILTER_FACETS, SORTS, read_search_form
 from searchnasa.web.render import humanize, render
 from searchnasa.web.urls import (
@@ -84,7 +86,7 @@ def _read_as(resp: SearchResponse) -> str:
 
 def _search_page(request: Request) -> Response:
     req, notices = read_search_form(request)
-    resp: SearchResponse = run_search(services(request).search(), req)
+    resp: SearchResponse = services(request).search().search(req)
     if resp.redirect_id:
         return RedirectResponse(record_url(resp.redirect_id), status_code=303)
     last_page = max(1, min(MAX_PAGE, math.ceil(resp.total / req.per_page))) if resp.total else 1
@@ -121,7 +123,7 @@ def search_feed(request: Request) -> Response:
     req, _ = read_search_form(request)
     req = req.model_copy(update={"sort": "newest", "page": 1, "per_page": FEED_ENTRIES, "mode": "lexical"})
     service = services(request).search()
-    resp = service.search(req)
+    resp = service.search(req, fold_copies=False)  # a feed reader follows every record
     # the stored records carry the full date and every author; a hit only has the year
     found = service.store.get_many([hit.id for hit in resp.results])
     entries = [found.get(hit.id, hit) for hit in resp.results]
@@ -169,14 +171,11 @@ def _record_context(record: Record) -> dict[str, Any]:
             "keyword_url": keyword_search_url, "organization_url": organization_search_url}
 
 
-def copies_of(service: Any, record_id: str) -> dict[str, Any] | None:
+def copies_of(service: SearchService, record_id: str) -> dict[str, Any] | None:
     """The other copies of this work (NTRS and OSTI holding the same report) and why they match."""
-    store = getattr(service, "store", None)
-    if store is None:
-        return None
     from searchnasa.store.clusters import cluster_of
 
-    cluster = cluster_of(store, record_id)
+    cluster = cluster_of(service.store, record_id)
     if cluster is None:
         return None
     return {"others": cluster.others(record_id), "reasons": cluster.reasons_for(record_id)}
@@ -197,9 +196,4 @@ def related_page(request: Request, record_id: str) -> Response:
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RELATED_PAGE_LIMIT)
     return render("related.html", query="", record=record, related=related,
-                  heading_title=truncate_chars(record.title, RELATED_TITLE_CHARS))
-
-
-def truncate_chars(text: str, limit: int) -> str:
-    """Hard cut at ``limit`` characters plus …, as the related-papers heading shows titles."""
-    return text if len(text) <= limit else text[:limit].rstrip() + "…"
+                  heading_title=cut_hard(record.title, RELATED_TITLE_CHARS))

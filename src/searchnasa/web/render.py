@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse
 from searchnasa.limits import NO_DATE_LABEL, YEAR_MAX, YEAR_MIN
 from searchnasa.records import SOURCE_LABELS
 from searchnasa.search.schemas import MAX_QUERY_CHARS
+from searchnasa.search.text import shorten_at_word
 from searchnasa.web.urls import record_id_part
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -30,18 +31,6 @@ def safe_url(url: str | None) -> str | None:
     except ValueError:
         return None
     return url.strip() if scheme in ("http", "https") else None
-
-
-def truncate(text: str | None, limit: int, ellipsis: str = "…") -> str:
-    """Cut at a word boundary near ``limit`` characters and mark the cut."""
-    text = (text or "").strip()
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:.-") + ellipsis
 
 
 def humanize(value: str | None) -> str:
@@ -63,7 +52,7 @@ def _env() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["safe_url"] = safe_url
-    env.filters["truncate_text"] = truncate
+    env.filters["truncate_text"] = shorten_at_word
     env.filters["humanize"] = humanize
     env.filters["thousands"] = lambda n: f"{n:,}"
     env.filters["urlpart"] = record_id_part
