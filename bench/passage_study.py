@@ -37,8 +37,8 @@ from searchnasa.eval.runner import EVAL_SOURCE, as_any_words, build_eval_home, d
 from searchnasa.search.query import parse, positive_texts
 from searchnasa.search.service import SEMANTIC_WEIGHT, SearchService
 from searchnasa.semantic.cache import open_default_cache
-from searchnasa.semantic.embedder import model_dir
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.model import model_dir
+from searchnasa.semantic.provider import VectorProvider as SemanticProvider
 from searchnasa.semantic.vectors import embed_texts
 from searchnasa.settings import Settings
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from searchnasa.semantic.embedder import MODEL_NAME
+from searchnasa.semantic.model import MODEL_NAME
 
 
 def bundle_path() -> Path:
