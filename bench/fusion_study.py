@@ -26,7 +26,7 @@ from searchnasa.eval.metrics import evaluate
 from searchnasa.eval.runner import as_any_words, build_eval_home, doc_id_of
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider as SemanticProvider
 from searchnasa.settings import Settings
 
 DEPTH = 200

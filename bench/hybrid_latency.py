@@ -25,7 +25,7 @@ from searchnasa.ingest.sample import sample_path
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider as SemanticProvider
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
 

@@ -67,7 +67,7 @@ def pct(xs: list[float]) -> dict[str, float]:
 
 
 def rerank(home: Path, rounds: int, seed: int) -> None:
-    from searchnasa.semantic.provider import SemanticProvider
+    from searchnasa.semantic.provider import VectorProvider as SemanticProvider
     from searchnasa.semantic.vectors import VectorStore
 
     provider = SemanticProvider(home / "vectors")

@@ -29,7 +29,7 @@ from searchnasa.eval.metrics import evaluate
 from searchnasa.eval.runner import build_eval_home, doc_id_of
 from searchnasa.search import lexical
 from searchnasa.search.service import SEMANTIC_WEIGHT, SearchService
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider as SemanticProvider
 from searchnasa.settings import Settings
 
 

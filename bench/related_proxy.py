@@ -27,7 +27,7 @@ from searchnasa.ingest.sample import sample_path
 from searchnasa.search.related import find_related
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider as SemanticProvider
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
 

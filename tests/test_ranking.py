@@ -23,7 +23,7 @@ from searchnasa.search.service import (
     SEMANTIC_WEIGHT,
     SearchService,
 )
-from searchnasa.semantic.provider import SIMILARITY_FLOOR, SemanticProvider
+from searchnasa.semantic.provider import SIMILARITY_FLOOR, VectorProvider as SemanticProvider
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
 

@@ -136,7 +136,7 @@ def make_service(settings: Settings, with_semantic: bool) -> Any:
 
     semantic = None
     if with_semantic:
-        from searchnasa.semantic.provider import SemanticProvider
+        from searchnasa.semantic.provider import VectorProvider as SemanticProvider
 
         semantic = SemanticProvider(settings.vectors_dir)
     return SearchService(settings=settings, semantic=semantic)
