@@ -7,7 +7,7 @@ Two small SQLite files, both keyed so work is never repeated:
   last checkpoint, embeds only records whose text key differs, and commits batch by batch with the
   checkpoint, so a killed run resumes where it stopped.
 - :class:`EmbeddingCache`: vectors by text key alone, shared across homes. Evaluation builds a
-  fresh temporary home for every run; the cache makes the second run cost seconds, not an hour.
+  fresh temporary home for every run; the cache spares the second run all the model's work.
 
 Vectors are stored as float16 (768 bytes each): cosine error about 1e-4, half the disk of float32.
 Each row also carries the store version it was written at (``version``, indexed), so a saved HNSW
@@ -255,8 +255,8 @@ class VectorStore:
         """The vectors written after ``version`` (float32, id order): what a saved index lacks.
 
         Read through the version index and sorted here: with ``ORDER BY id`` SQLite walked the
-        whole table in id order instead, reading 6.2 GB at 4M vectors to find none (a serving
-        process does this on every load)."""
+        whole table in id order instead, reading every vector to find none (a serving process does
+        this on every load)."""
         rows = sorted(self.conn.execute(
             "SELECT id, vec FROM vectors INDEXED BY vectors_by_version WHERE version > ?", (int(version),)))
         return [rid for rid, _ in rows], from_blobs([blob for _, blob in rows])
