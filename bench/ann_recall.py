@@ -29,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from searchnasa.semantic.ann import (
-    ExactIndex, HnswIndex, HnswParams, _chunks, _new_usearch, load_index, recall_at_k, saved_kind,
-)
+from searchnasa.semantic.ann import load_index
+from searchnasa.semantic.exact import ExactIndex, recall_at_k
+from searchnasa.semantic.hnsw import HnswIndex, HnswParams, _new_usearch
+from searchnasa.semantic.saved import _chunks, saved_kind
 from searchnasa.semantic.bundle import load_bundle
 
 

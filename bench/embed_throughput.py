@@ -23,7 +23,8 @@ import numpy as np
 import orjson
 
 from searchnasa.ingest.sample import sample_path
-from searchnasa.semantic.embedder import Embedder, join_text
+from searchnasa.semantic.embedder import Embedder
+from searchnasa.semantic.model import join_text
 
 QUERIES = ("battery thermal runaway", "cell venting during overcharge", "hypersonic boundary layer transition")
 

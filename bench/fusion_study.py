@@ -26,7 +26,7 @@ from searchnasa.eval.metrics import evaluate
 from searchnasa.eval.runner import as_any_words, build_eval_home, doc_id_of
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider
 from searchnasa.settings import Settings
 
 DEPTH = 200
@@ -106,7 +106,7 @@ def main() -> int:
     store = open_store(home)
     build_index(store, settings.index_dir)  # rebuilds by itself when the schema changed
     store.close()
-    provider = SemanticProvider(settings.vectors_dir)
+    provider = VectorProvider(settings.vectors_dir)
     service = SearchService(settings)
     t = time.time()
     assert provider.available(), "no vectors in the eval home"

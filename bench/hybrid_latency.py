@@ -25,7 +25,7 @@ from searchnasa.ingest.sample import sample_path
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
 
@@ -46,8 +46,8 @@ def main() -> None:
         titles = [r.title for _, r in store.iter_records()]
         store.close()
         seed_from_bundle(settings)
-        provider = (SemanticProvider(settings.vectors_dir) if args.exact_below is None
-                    else SemanticProvider(settings.vectors_dir, exact_below=args.exact_below))
+        provider = (VectorProvider(settings.vectors_dir) if args.exact_below is None
+                    else VectorProvider(settings.vectors_dir, exact_below=args.exact_below))
         provider.count()  # load (and, on the HNSW path, build and save the index) before timing
         service = SearchService(settings, semantic=provider)
         rng = random.Random(3)

@@ -24,7 +24,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import sys
 import time
 from collections import Counter

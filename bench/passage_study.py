@@ -39,8 +39,8 @@ from searchnasa.search.query_tree import positive_texts
 from searchnasa.search.fusion import SEMANTIC_WEIGHT
 from searchnasa.search.service import SearchService
 from searchnasa.semantic.cache import open_default_cache
-from searchnasa.semantic.embedder import model_dir
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.model import model_dir
+from searchnasa.semantic.provider import VectorProvider
 from searchnasa.semantic.vectors import embed_texts
 from searchnasa.settings import Settings
 
@@ -107,7 +107,7 @@ def main() -> int:
     cache.close()
 
     settings = Settings().with_home(args.home)
-    provider = SemanticProvider(settings.vectors_dir)
+    provider = VectorProvider(settings.vectors_dir)
     assert provider.available(), "no vectors in the eval home"
     ids, mat, pos = provider._ids, provider._matrix, provider._pos
     owner = np.array([pos[rid] for rid, _ in flat], dtype=np.int64)

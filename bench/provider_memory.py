@@ -67,10 +67,10 @@ def pct(xs: list[float]) -> dict[str, float]:
 
 
 def rerank(home: Path, rounds: int, seed: int) -> None:
-    from searchnasa.semantic.provider import SemanticProvider
+    from searchnasa.semantic.provider import VectorProvider
     from searchnasa.semantic.vectors import VectorStore
 
-    provider = SemanticProvider(home / "vectors")
+    provider = VectorProvider(home / "vectors")
     n = provider.count()
     index = provider._ann
     vs = VectorStore(home / "vectors")

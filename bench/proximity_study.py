@@ -30,7 +30,7 @@ from searchnasa.eval.runner import build_eval_home, doc_id_of
 from searchnasa.search import lexical
 from searchnasa.search.fusion import SEMANTIC_WEIGHT
 from searchnasa.search.service import SearchService
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider
 from searchnasa.settings import Settings
 
 
@@ -50,7 +50,7 @@ def main() -> int:
         args.home.mkdir(parents=True, exist_ok=True)
         build_eval_home(data, args.home, need_vectors=True)
     settings = Settings().with_home(args.home)
-    provider = SemanticProvider(settings.vectors_dir)
+    provider = VectorProvider(settings.vectors_dir)
     assert provider.available(), "no vectors in the eval home"
     service = SearchService(settings)
     qvec = {q: provider.embed_text(text) for q, text in data.queries.items()}

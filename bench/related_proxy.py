@@ -27,7 +27,7 @@ from searchnasa.ingest.sample import sample_path
 from searchnasa.search.related import find_related
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider
 from searchnasa.settings import Settings
 from searchnasa.store import open_store
 
@@ -48,7 +48,7 @@ def main() -> None:
         semantic = None
         if not args.lexical_only:
             seed_from_bundle(settings)
-            semantic = SemanticProvider(settings.vectors_dir)
+            semantic = VectorProvider(settings.vectors_dir)
         service = SearchService(settings, semantic=semantic)
         rng = random.Random(0)
         with_subject = [r for r in records.values() if r.subjects and r.abstract]

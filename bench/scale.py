@@ -171,7 +171,7 @@ def real_embeddings(limit: int = 20000):
     import orjson
 
     from searchnasa.semantic.bundle import load_bundle
-    from searchnasa.semantic.cache import default_cache_path
+    from searchnasa.semantic.locations import default_cache_path
     from searchnasa.semantic.vectors import EmbeddingCache
 
     bundle = load_bundle()
@@ -186,7 +186,8 @@ def real_embeddings(limit: int = 20000):
             mat = np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float16).reshape(len(rows), -1)
             return mat.astype(np.float32), f"shared embedding cache ({path})"
     from searchnasa.ingest.sample import sample_path
-    from searchnasa.semantic.embedder import get_embedder, join_text
+    from searchnasa.semantic.embedder import get_embedder
+    from searchnasa.semantic.model import join_text
 
     texts = []
     with gzip.open(sample_path(), "rb") as fh:

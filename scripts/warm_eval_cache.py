@@ -14,7 +14,7 @@ from pathlib import Path
 
 from searchnasa.eval.beir import load_beir
 from searchnasa.semantic.cache import open_default_cache
-from searchnasa.semantic.embedder import join_text
+from searchnasa.semantic.model import join_text
 from searchnasa.semantic.vectors import embed_texts
 
 

@@ -12,7 +12,7 @@ import pytest
 from searchnasa.dedup import cluster_of, parse_config, run_dedup
 from searchnasa.ingest.importer import import_paths
 from searchnasa.records import Record
-from searchnasa.semantic.embedder import DIM
+from searchnasa.semantic.model import DIM
 from searchnasa.semantic.vectors import open_vectors
 from searchnasa.store import Store, StoredItem
 

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Iterator
 
 import httpx
-import orjson
 import pytest
 
 from server_util import Server, copy_home, running_server

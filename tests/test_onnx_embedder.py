@@ -24,16 +24,9 @@ from searchnasa.errors import BadInput
 from searchnasa.ingest.importer import import_paths
 from searchnasa.ingest.sample import sample_lines_with_abstract
 from searchnasa.semantic import onnx_export
-from searchnasa.semantic.embedder import (
-    BACKEND_ENV,
-    Embedder,
-    check_backend,
-    get_embedder,
-    join_text,
-    model_key,
-    record_text,
-    text_key,
-)
+from searchnasa.semantic.embedder import Embedder, get_embedder
+from searchnasa.semantic.model import BACKEND_ENV, check_backend, join_text, record_text
+from searchnasa.semantic.text_keys import model_key, text_key
 from searchnasa.semantic.onnx_backend import OnnxBackend
 from searchnasa.semantic.vectors import VectorStore
 from searchnasa.store import open_store
@@ -192,10 +185,10 @@ def test_bad_backend_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_onnx_after_usearch_in_one_process(use_models: Path) -> None:
     """usearch loaded first, then the ONNX backend (what a web server does on its first query):
-    onnxruntime imported after usearch's compiled module segfaults, so ann.py loads it first."""
+    onnxruntime imported after usearch's compiled module segfaults, so hnsw.py loads it first."""
     code = (
         "import numpy as np\n"
-        "from searchnasa.semantic.ann import HnswIndex\n"
+        "from searchnasa.semantic.hnsw import HnswIndex\n"
         "HnswIndex.build(['a', 'b'], np.eye(2, 384, dtype=np.float32))\n"
         "from searchnasa.semantic.embedder import get_embedder\n"
         "print(get_embedder('onnx').encode_query('battery thermal runaway').shape)\n"

@@ -21,7 +21,7 @@ from searchnasa.search.query_tree import positive_texts
 from searchnasa.search.fusion import SEMANTIC_WEIGHT
 from searchnasa.search.hybrid import FUSION_DEPTH, NO_WORD_MATCH
 from searchnasa.search.service import SearchService
-from searchnasa.semantic.provider import SIMILARITY_FLOOR, SemanticProvider
+from searchnasa.semantic.provider import SIMILARITY_FLOOR, VectorProvider as SemanticProvider
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
 

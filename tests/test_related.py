@@ -15,7 +15,7 @@ from searchnasa.search.record_match import is_duplicate
 from searchnasa.search.related import find_related
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import open_semantic, seed_from_bundle
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.provider import VectorProvider
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
 
@@ -30,7 +30,7 @@ def home(indexed_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def service(home: Path) -> SearchService:
     settings = Settings().with_home(home)
-    return SearchService(settings, semantic=SemanticProvider(settings.vectors_dir))
+    return SearchService(settings, semantic=VectorProvider(settings.vectors_dir))
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_related_excludes_exact_duplicates(indexed_home: Path, records, tmp_path
     store.close()
     settings = Settings().with_home(home)
     assert seed_from_bundle(settings) > 6000  # the twin's text matches the seed's: same vector
-    service = SearchService(settings, semantic=SemanticProvider(settings.vectors_dir))
+    service = SearchService(settings, semantic=VectorProvider(settings.vectors_dir))
     ids = [i.id for i in find_related(service, [seed.id], [], 30)]
     assert seed.id not in ids and twin.id not in ids
     assert is_duplicate(seed, twin)

@@ -18,10 +18,13 @@ from searchnasa.records import Record
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.protocols import SemanticProvider as ProviderProtocol
 from searchnasa.search.service import SearchService
-from searchnasa.semantic.ann import ExactIndex, HnswIndex, recall_at_k
+from searchnasa.semantic.exact import ExactIndex, recall_at_k
+from searchnasa.semantic.hnsw import HnswIndex
 from searchnasa.semantic.bundle import dequantize, load_bundle, quantize
-from searchnasa.semantic.embedder import get_embedder, record_text, text_key
-from searchnasa.semantic.provider import SemanticProvider
+from searchnasa.semantic.embedder import get_embedder
+from searchnasa.semantic.model import record_text
+from searchnasa.semantic.text_keys import text_key
+from searchnasa.semantic.provider import VectorProvider
 from searchnasa.semantic.vectors import EmbeddingCache, VectorStore
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
@@ -83,7 +86,8 @@ def test_hnsw_recall_against_exact_on_real_embeddings(bundle) -> None:
 def test_ivfpq_recall_against_exact_on_real_embeddings(bundle, tmp_path: Path) -> None:
     """IVF-PQ picks candidates by 48-byte codes and re-ranks them by their int8 rows: recall@10 of
     held-out real vectors (queries at the distances real ones have) against exact search."""
-    from searchnasa.semantic.ann import build_from_store, load_index, saved_kind
+    from searchnasa.semantic.ann import build_from_store, load_index
+    from searchnasa.semantic.saved import saved_kind
     from searchnasa.semantic.ivfpq import FAISS_NAME, IvfPqIndex
 
     rng = np.random.default_rng(11)
@@ -211,7 +215,7 @@ def test_cache_reuses_vectors_across_homes(records, tmp_path: Path) -> None:
 
 
 def test_provider_is_unavailable_without_vectors_and_search_stays_lexical(indexed_home: Path, tmp_path: Path) -> None:
-    provider = SemanticProvider(tmp_path / "no-vectors")
+    provider = VectorProvider(tmp_path / "no-vectors")
     assert isinstance(provider, ProviderProtocol)
     assert not provider.available()
     assert provider.query_candidates("turbine blade cooling", 10) == []
@@ -221,7 +225,7 @@ def test_provider_is_unavailable_without_vectors_and_search_stays_lexical(indexe
 
 
 def test_provider_finds_records_by_meaning(sem_home: Path, records) -> None:
-    provider = SemanticProvider(Settings().with_home(sem_home).vectors_dir)
+    provider = VectorProvider(Settings().with_home(sem_home).vectors_dir)
     assert provider.available() and provider.count() == len(load_bundle())
     hits = provider.query_candidates("spacecraft heat shield for atmospheric reentry", 10)
     assert len(hits) == 10
@@ -232,7 +236,7 @@ def test_provider_finds_records_by_meaning(sem_home: Path, records) -> None:
 
 def test_hybrid_keeps_phrases_fields_and_filters_strict(sem_home: Path, records) -> None:
     settings = Settings().with_home(sem_home)
-    service = SearchService(settings, semantic=SemanticProvider(settings.vectors_dir))
+    service = SearchService(settings, semantic=VectorProvider(settings.vectors_dir))
     resp = service.search(SearchRequest(q='"wind tunnel" noise', mode="hybrid", per_page=100))
     assert resp.mode == "hybrid" and resp.results
     assert all(contains_phrase(records[h.id], "wind tunnel") for h in resp.results)
@@ -251,7 +255,7 @@ def test_hybrid_keeps_phrases_fields_and_filters_strict(sem_home: Path, records)
 
 def test_semantic_mode_ranks_by_meaning(sem_home: Path) -> None:
     settings = Settings().with_home(sem_home)
-    provider = SemanticProvider(settings.vectors_dir)
+    provider = VectorProvider(settings.vectors_dir)
     service = SearchService(settings, semantic=provider)
     resp = service.search(SearchRequest(q="solar panels on satellites", mode="semantic", per_page=10))
     assert resp.mode == "semantic"
@@ -286,8 +290,8 @@ def ann_home(ann_kind: str, sem_home: Path, tmp_path_factory: pytest.TempPathFac
     return home
 
 
-def _reloading(vectors_dir: Path, kind: str, **kw) -> SemanticProvider:
-    return SemanticProvider(vectors_dir, exact_below=HNSW_BELOW, index_kind=kind, **kw)
+def _reloading(vectors_dir: Path, kind: str, **kw) -> VectorProvider:
+    return VectorProvider(vectors_dir, exact_below=HNSW_BELOW, index_kind=kind, **kw)
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -296,7 +300,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def test_saved_index_provider_matches_exact_search_without_holding_vectors(sem_home: Path, ann_kind: str,
                                                                          ann_home: Path) -> None:
-    exact = SemanticProvider(Settings().with_home(sem_home).vectors_dir)
+    exact = VectorProvider(Settings().with_home(sem_home).vectors_dir)
     approx = _reloading(ann_home / "vectors", ann_kind)
     assert approx.count() == exact.count() == len(load_bundle())
     assert approx._exact is None and approx._ann is not None
@@ -329,7 +333,7 @@ def test_hybrid_and_related_are_the_same_over_the_saved_index(sem_home: Path, an
     from searchnasa.search.related import find_related
 
     exact_service = SearchService(Settings().with_home(sem_home),
-                                  semantic=SemanticProvider(Settings().with_home(sem_home).vectors_dir))
+                                  semantic=VectorProvider(Settings().with_home(sem_home).vectors_dir))
     hnsw_service = SearchService(Settings().with_home(ann_home),
                                  semantic=_reloading(ann_home / "vectors", ann_kind))
     same = 0
@@ -414,12 +418,12 @@ def test_embed_leaves_the_serving_index_built(tmp_path: Path, monkeypatch: pytes
 
     import searchnasa.cli  # noqa: F401  (registers every command)
     from searchnasa.cli.app import app
-    from searchnasa.semantic import ann
+    from searchnasa.semantic import exact
 
     home = tmp_path / "home"
     runner = CliRunner()
     assert runner.invoke(app, ["load-sample", "--home", str(home)]).exit_code == 0
-    monkeypatch.setattr(ann, "EXACT_BELOW", 1000)  # the sample (6,514) counts as "large" here
+    monkeypatch.setattr(exact, "EXACT_BELOW", 1000)  # the sample (6,514) counts as "large" here
     first = runner.invoke(app, ["embed", "--no-cache", "--home", str(home)], catch_exceptions=False)
     assert first.exit_code == 0, first.output
     assert "HNSW index ready" in first.output
@@ -445,11 +449,11 @@ def test_embed_leaves_the_serving_index_built(tmp_path: Path, monkeypatch: pytes
     assert len(built) == 1 and (vdir / built[0] / "ivfpq.faiss").is_file()
     again = runner.invoke(app, ["embed", "--no-cache", "--home", str(home)], catch_exceptions=False)
     assert "IVF-PQ index ready" in again.output and sorted(p.name for p in vdir.glob("ann-*")) == built
-    served = SemanticProvider(vdir, exact_below=1000)
+    served = VectorProvider(vdir, exact_below=1000)
     assert served.count() == len(index) and served._ann.kind == "ivfpq"
 
     fresh = tmp_path / "small"  # below the threshold nothing is built: exact search in RAM
-    monkeypatch.setattr(ann, "EXACT_BELOW", 50_000)
+    monkeypatch.setattr(exact, "EXACT_BELOW", 50_000)
     assert runner.invoke(app, ["load-sample", "--home", str(fresh)]).exit_code == 0
     small = runner.invoke(app, ["embed", "--no-cache", "--home", str(fresh)], catch_exceptions=False)
     assert "searched exactly" in small.output
@@ -482,7 +486,7 @@ def test_vectors_and_similarities_by_id_hash_match_those_by_id(sem_home: Path, a
     does, in the exact provider and the saved HNSW index (keys.npy)."""
     from searchnasa.index.schema import id_key
 
-    exact = SemanticProvider(Settings().with_home(sem_home).vectors_dir)
+    exact = VectorProvider(Settings().with_home(sem_home).vectors_dir)
     approx = _reloading(ann_home / "vectors", ann_kind)
     ids = [r for r, _ in exact.query_candidates("wind tunnel noise", 30)]
     keys = [id_key(r) for r in ids] + [12345]  # one hash no record has
@@ -508,7 +512,7 @@ def test_hybrid_ranks_the_same_whether_lexical_hits_are_scored_by_id_or_by_hash(
     """``similarities_by_key`` spares the stored-document reads; it must not change the ranking."""
 
     class ByIdOnly:  # a provider without the hash method: the service fetches ids
-        def __init__(self, inner: SemanticProvider) -> None:
+        def __init__(self, inner: VectorProvider) -> None:
             self.inner = inner
 
         def available(self) -> bool:
@@ -524,7 +528,7 @@ def test_hybrid_ranks_the_same_whether_lexical_hits_are_scored_by_id_or_by_hash(
             return None  # cannot look keys up
 
     settings = Settings().with_home(sem_home)
-    provider = SemanticProvider(settings.vectors_dir)
+    provider = VectorProvider(settings.vectors_dir)
     with_hash = SearchService(settings, semantic=provider)
     by_id = SearchService(settings, semantic=ByIdOnly(provider))
     for q in ("heat shield reentry", "turbine blade cooling", "lunar regolith", "composite fatigue"):

@@ -78,7 +78,7 @@ def test_cost_is_the_postings_of_every_expansion(searcher) -> None:
 
 
 def test_hybrid_search_reads_a_truncated_word_as_a_word(settings_with_vectors: Settings) -> None:
-    from searchnasa.semantic.provider import SemanticProvider
+    from searchnasa.semantic.provider import VectorProvider as SemanticProvider
 
     service = SearchService(settings_with_vectors, semantic=SemanticProvider(settings_with_vectors.vectors_dir))
     resp = service.search(SearchRequest(q="turbo* engine", mode="hybrid"))

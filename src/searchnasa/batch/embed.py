@@ -18,18 +18,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from searchnasa.records import Record
-from searchnasa.semantic.embedder import Embedder, default_backend, record_text, text_key
-from searchnasa.semantic.vectors import EmbedReport, VectorStore
-from searchnasa.store import Store
 from searchnasa.batch.cluster import bounded_results
 from searchnasa.batch.partitions import ContiguousCheckpoint, SeqRange, seq_partitions
+from searchnasa.records import Record
+from searchnasa.semantic.embedder import Embedder
+from searchnasa.semantic.model import default_backend
+from searchnasa.semantic.vectors import EmbedReport, PendingBatch, VectorStore, sort_pending
+from searchnasa.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -54,39 +55,7 @@ class _Job:
     """One partition on its way through the driver."""
 
     part: SeqRange
-    rows: list[tuple[str, str, np.ndarray]] = field(default_factory=list)  # ready to write
-    need_ids: list[str] = field(default_factory=list)
-    need_keys: list[str] = field(default_factory=list)
-    need_texts: list[str] = field(default_factory=list)
-
-
-def _read_partition(store: Store, part: SeqRange) -> list[Record]:
-    rows = store.conn.execute("SELECT record FROM records WHERE seq > ? AND seq <= ? ORDER BY seq",
-                              (part.lo, part.hi)).fetchall()
-    return [Record.from_json(r[0]) for r in rows]
-
-
-def _prepare(store: Store, vstore: VectorStore, cache: Any, part: SeqRange, report: EmbedReport,
-             only_cached: bool) -> _Job:
-    """Sort a partition's records into unchanged, served by a cache, and needing the model."""
-    job = _Job(part)
-    records = _read_partition(store, part)
-    texts = {rec.id: record_text(rec) for rec in records}
-    keys = {rid: text_key(t) for rid, t in texts.items() if t}
-    report.empty += len(texts) - len(keys)
-    stored = vstore.keys_for(list(keys))
-    todo = [rid for rid, k in keys.items() if stored.get(rid) != k]
-    report.unchanged += len(keys) - len(todo)
-    cached = cache.get_many([keys[r] for r in todo]) if (cache is not None and todo) else {}
-    for rid in todo:
-        if keys[rid] in cached:
-            job.rows.append((rid, keys[rid], cached[keys[rid]]))
-        elif not only_cached:
-            job.need_ids.append(rid)
-            job.need_keys.append(keys[rid])
-            job.need_texts.append(texts[rid])
-    report.from_cache += len(job.rows)
-    return job
+    pending: PendingBatch
 
 
 def embed_distributed(
@@ -111,28 +80,28 @@ def embed_distributed(
     checkpoint = ContiguousCheckpoint(since)
 
     def jobs() -> Iterator[_Job]:
-        for part in seq_partitions(store.conn, since, partition_size):
-            yield _prepare(store, vstore, cache, part, report, only_cached)
+        with store.reading() as conn:
+            parts = list(seq_partitions(conn, since, partition_size))
+        for part in parts:
+            records = [Record.from_json(blob) for _, blob in store.json_between(part.lo, part.hi)]
+            yield _Job(part, sort_pending(records, vstore, cache, report, only_cached))
 
     def submit(job: _Job) -> Any | None:
-        if not job.need_texts:
+        if not job.pending.need:
             return None  # every text was cached or unchanged: nothing for the model
-        return client.submit(encode_texts, job.need_texts, threads_per_worker, default_backend(),
+        return client.submit(encode_texts, job.pending.need_texts(), threads_per_worker, default_backend(),
                              key=f"searchnasa-embed-{since}-{job.part.lo}-{job.part.hi}", retries=1)
 
     for job, vecs in bounded_results(client, jobs(), submit, window):
-        fresh: list[tuple[str, str, np.ndarray]] = []
+        fresh: dict[str, np.ndarray] = {}
         if vecs is not None:
             vecs = np.asarray(vecs, dtype=np.float32)
-            if len(vecs) != len(job.need_ids):
+            if len(vecs) != len(job.pending.need):
                 raise RuntimeError(f"partition {job.part.index}: {len(vecs)} vectors for "
-                                   f"{len(job.need_ids)} texts")
-            fresh = [(rid, key, vecs[i]) for i, (rid, key) in enumerate(zip(job.need_ids, job.need_keys))]
-            report.embedded += len(fresh)
-            if cache is not None and fresh:
-                cache.put_many((key, vec) for _, key, vec in fresh)
+                                   f"{len(job.pending.need)} texts")
+            fresh = job.pending.fresh(vecs, report, cache)
         moved = checkpoint.done(job.part)
-        vstore.put_many(job.rows + fresh, store_seq=None if only_cached else moved)
+        vstore.put_many(job.pending.rows(fresh), store_seq=None if only_cached else moved)
         report.seen += job.part.count
         if on_progress:
             on_progress(job.part.count)

@@ -4,7 +4,7 @@
 It runs only when the semantic stage has stored vectors (``<home>/vectors/vectors.sqlite3``, see
 :mod:`searchnasa.semantic`); without them dedup uses the other rules and says so.
 
-Measured on the bundled sample's real vectors (see bench/README.md), embeddings alone also pair
+On the bundled sample's real vectors (see bench/README.md), embeddings alone also pair
 the issues of a series, whose abstracts are boilerplate: "2022 Annual Site Environmental Report"
 and its 2023 successor (cosine 0.998), "Nimbus 6 data catalog. Volume 10" and "Volume 11". So a
 pair also needs:
@@ -17,9 +17,9 @@ pair also needs:
 - no conflicting identifiers: when both have report numbers they share one, and when both have
   DOIs they are the same (``ORNL/TM-12294/V3`` and ``/V2`` are two volumes, not one work).
 
-Candidates: below 50k vectors an exact blocked matrix product over the changed records; above,
-one query per changed record to the semantic stage's HNSW index, re-scored with the stored float
-vectors (the index holds int8 approximations).
+Candidates: below ``semantic.exact.EXACT_BELOW`` vectors an exact blocked matrix product over the
+changed records; above, one query per changed record to the semantic stage's saved index,
+re-scored with the vectors it serves.
 """
 
 from __future__ import annotations
@@ -30,10 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from searchnasa.records import Record
-from searchnasa.store import Store
 from searchnasa.dedup.normalize import fold
 from searchnasa.dedup.rules import Edge
+from searchnasa.records import Record
+from searchnasa.semantic.exact import EXACT_BELOW
+from searchnasa.semantic.provider import VectorProvider
+from searchnasa.semantic.vectors import VectorStore
+from searchnasa.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +54,8 @@ _SERIES_WORDS = re.compile(
 
 
 def vectors_available(vectors_dir: Path | None) -> bool:
+    """Whether the semantic stage has stored vectors for this home (else the rule is skipped)."""
     if vectors_dir is None:
-        return False
-    try:
-        from searchnasa.semantic.vectors import VectorStore
-    except ImportError:
         return False
     return (Path(vectors_dir) / VectorStore.FILENAME).is_file()
 
@@ -118,9 +118,7 @@ def _exact_pairs(ids: list[str], matrix: np.ndarray, changed: list[str], thresho
 
 
 def _ann_pairs(vectors_dir: Path, changed: list[str], threshold: float) -> dict[tuple[str, str], float]:
-    from searchnasa.semantic.provider import SemanticProvider
-
-    provider = SemanticProvider(vectors_dir)
+    provider = VectorProvider(vectors_dir)
     hits: dict[tuple[str, str], float] = {}
     if not provider.available():
         return hits
@@ -135,9 +133,6 @@ def _ann_pairs(vectors_dir: Path, changed: list[str], threshold: float) -> dict[
 
 def embedding_edges(store: Store, vectors_dir: Path, changed_ids: list[str], threshold: float) -> list[Edge]:
     """Pairs (changed record, any record) with cosine >= ``threshold`` that pass :func:`plausible_pair`."""
-    from searchnasa.semantic.ann import EXACT_BELOW
-    from searchnasa.semantic.vectors import VectorStore
-
     if not changed_ids:
         return []
     vs = VectorStore(Path(vectors_dir))

@@ -137,9 +137,9 @@ def make_service(settings: Settings, with_semantic: bool) -> SearchService:
     """The product's search service over an eval home."""
     semantic = None
     if with_semantic:
-        from searchnasa.semantic.provider import SemanticProvider
+        from searchnasa.semantic.provider import VectorProvider
 
-        semantic = SemanticProvider(settings.vectors_dir)
+        semantic = VectorProvider(settings.vectors_dir)
     return SearchService(settings=settings, semantic=semantic)
 
 

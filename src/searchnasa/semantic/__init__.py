@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from searchnasa.settings import Settings
-    from searchnasa.semantic.provider import SemanticProvider
+    from searchnasa.semantic.provider import VectorProvider
 
 log = logging.getLogger(__name__)
 
 def seed_from_bundle(settings: "Settings") -> int:
     """Give a home the bundled sample's precomputed vectors (for records whose text matches).
 
-    Cheap (no model, about a second for the sample), so a fresh ``make run`` serves hybrid search
-    at once; ``searchnasa embed`` later embeds whatever the bundle did not cover.
+    Cheap (no model), so a fresh ``make run`` serves hybrid search at once; ``searchnasa embed`` later embeds whatever the bundle did not cover.
     """
     from searchnasa.store import open_store
     from searchnasa.semantic.bundle import load_bundle
@@ -35,7 +34,7 @@ def seed_from_bundle(settings: "Settings") -> int:
     return report.from_cache
 
 
-def open_semantic(settings: "Settings") -> "SemanticProvider":
+def open_semantic(settings: "Settings") -> "VectorProvider":
     """The semantic provider for a home; seeds it from the bundled sample vectors when it has none."""
     from searchnasa.semantic.provider import open_provider
     from searchnasa.semantic.vectors import VectorStore

@@ -1,8 +1,8 @@
 """The bundled sample's precomputed embeddings (``data/sample_vectors.npz``), so a fresh install
 serves hybrid search and related papers at once instead of after minutes of embedding.
 
-Stored per record as int8 with one float scale per vector (about 390 bytes a record, cosine to the
-float32 original above 0.999) and keyed by the text key, so a record whose title or abstract has
+Stored per record as int8 with one float scale per vector (a few hundred bytes a record, close
+enough to the float32 original to serve in its place) and keyed by the text key, so a record whose title or abstract has
 changed since the bundle was built is simply embedded afresh.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from searchnasa.semantic.embedder import MODEL_NAME
+from searchnasa.semantic.model import MODEL_NAME
 
 
 def bundle_path() -> Path:

@@ -1,33 +1,32 @@
 """A compact vector index for machines whose RAM cannot hold the HNSW graph: faiss IVF-PQ.
 
-The HNSW graph (``ann.py``) wants all of itself in RAM: 533 bytes a vector, 2.1 GB at 4 million,
-and a walk touches thousands of scattered nodes per query, so when the page cache cannot keep it
-next to the lexical index (a 4 GiB machine at 4M records) every query faults pages back in and
-search thrashes (bench/README.md, "Full pipeline at scale"). This index splits the work in two:
+The HNSW graph (:mod:`.hnsw`) wants all of itself in RAM, and a walk touches thousands of
+scattered nodes per query, so when the page cache cannot keep it next to the lexical index every
+query faults pages back in and search thrashes (bench/README.md, "Full pipeline at scale"). This
+index splits the work in two:
 
 - **in RAM**, a faiss ``IndexIVFPQ``: the vectors clustered into ``nlist`` cells (inverted file),
-  each vector kept as a 48-byte product-quantization code plus its 8-byte row: 56 bytes a vector,
-  0.21 GiB at 4M, memory-mapped (``IO_FLAG_MMAP``), so the serve workers share one copy in the page
-  cache and a process opens it in milliseconds. A query scans the codes of its ``nprobe`` nearest
-  cells (each cell contiguous on disk) and keeps the best few hundred candidates by approximate
-  score;
-- **on disk**, ``rows.npy``: every vector in int8 (``ann.to_int8``, 384 bytes). The candidates
-  are re-ranked by their exact cosine to the query, read from those rows, so the cosines reported
-  are as exact as the graph's and recall comes back to ~0.98-0.99. That is about a thousand small
-  reads per hybrid query (its candidates and its lexical hits), not a graph walk's thousands of
-  scattered nodes, and the page cache keeps the popular rows.
+  each vector kept as a 48-byte product-quantization code plus its 8-byte row, memory-mapped
+  (``IO_FLAG_MMAP``), so the serve workers share one copy in the page cache and a process opens
+  it at once. A query scans the codes of its ``nprobe`` nearest cells (each cell contiguous on
+  disk) and keeps the best few hundred candidates by approximate score;
+- **on disk**, ``rows.npy``: every vector in int8 (:func:`.saved.to_int8`, 384 bytes). The
+  candidates are re-ranked by their exact cosine to the query, read from those rows, so the
+  cosines reported are as exact as the graph's and recall comes back close to the graph's. That
+  is a small read per candidate and lexical hit, not a graph walk's scattered nodes, and the page
+  cache keeps the popular rows.
 
 The rows are read with ``pread`` on a descriptor advised ``POSIX_FADV_RANDOM``, not through a
-memory map: a page fault in a mapping makes the kernel read ahead around it (``read_ahead_kb``:
-8 MB on this machine's virtual disk), so a thousand faults per query read gigabytes and, under a
-memory limit, evicted everything else (hybrid p50 247 ms within 4 GiB; bench/README.md, run D).
+memory map: a page fault in a mapping makes the kernel read ahead around it (``read_ahead_kb``,
+megabytes on a virtual disk), so a thousand faults per query read gigabytes and, under a memory
+limit, evicted everything else (bench/README.md, "Full pipeline at scale").
 ``madvise(MADV_RANDOM)`` would stop the read-ahead but, since Linux 6.3, also makes the mapping's
 accesses invisible to page reclaim; a random-advised *descriptor* only stops the read-ahead.
 
-It shares the saved layout of ``ann.py`` (sorted ids, id hashes, ``ann.json``), so the provider,
-the delta of newer vectors and hybrid fusion use it exactly as they use the graph. Chosen with
-``SEARCHNASA_VECTOR_INDEX=ivfpq`` (or ``searchnasa embed --vector-index ivfpq``); parameters chosen
-by ``bench/ann_recall.py`` (bench/README.md, "Vector index").
+It shares the saved layout of :mod:`.saved` (sorted ids, id hashes, ``ann.json``), so the
+provider, the delta of newer vectors and hybrid fusion use it exactly as they use the graph.
+Chosen with ``SEARCHNASA_VECTOR_INDEX=ivfpq`` (or ``searchnasa embed --vector-index ivfpq``);
+parameters chosen by ``bench/ann_recall.py`` (bench/README.md, "Vector index").
 """
 
 from __future__ import annotations
@@ -41,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from searchnasa.semantic.ann import SavedIndex, read_saved, to_int8, unit_rows
-from searchnasa.semantic.embedder import DIM
+from searchnasa.semantic.model import DIM
+from searchnasa.semantic.saved import SavedIndex, read_saved, to_int8, unit_rows
 from searchnasa.semantic.vectors import from_blobs
 
 log = logging.getLogger(__name__)
@@ -52,9 +51,8 @@ FAISS_NAME = "ivfpq.faiss"
 ROWS_NAME = "rows.npy"
 # bytes of PQ code per vector: 48 sub-vectors of 8 dimensions, 256 centroids each
 PQ_SUBVECTORS = 48
-# Re-rank at least this many candidates, and at least RERANK_FACTOR x k (for k=200, 800). At 4M
-# synthetic vectors 400 gave recall@10 0.922, 800 gave 0.977 (all misses then within 1e-3 of the
-# 10th cosine: ties), 1,200 0.977 (bench/README.md, "Vector index").
+# Re-rank at least this many candidates, and at least RERANK_FACTOR x k: fewer lost recall at
+# millions of vectors, more gained none (bench/README.md, "Vector index").
 RERANK_MIN = 800
 RERANK_FACTOR = 4
 # k-means wants ~40-256 training points per cell; more only costs training time
@@ -63,7 +61,8 @@ TRAIN_MAX = 262_144
 TRAIN_SQL_BATCH = 500
 
 
-def _faiss():  # imported on first use: the HNSW path never needs it
+def _faiss():  # type: ignore[no-untyped-def]
+    """faiss, imported on first use: a process serving the HNSW kind never loads it."""
     import faiss
 
     return faiss
@@ -87,9 +86,9 @@ class IvfPqParams:
     @staticmethod
     def probes_for(nlist: int) -> int:
         """Cells probed per query: 1/8 of them, at least 32 and at most 128. On real sample vectors
-        (128 cells) 16 probes gave recall@10 0.955 and 32 gave 0.987; at 4M synthetic vectors
-        (4,096 cells) recall did not move between 16 and 128 (1.5 ms -> 4.6 ms), and 128 is kept
-        for real collections, whose neighbours spread over more cells (bench/README.md)."""
+        fewer than 32 probes lost recall; at millions of synthetic vectors more probes gained none,
+        and 128 is kept for real collections, whose neighbours spread over more cells
+        (bench/README.md, "Vector index")."""
         return int(min(nlist, max(32, min(nlist // 8, 128))))
 
 
@@ -195,7 +194,7 @@ class RowReader:
 
 
 class IvfPqBuilder:
-    """Trains on a sample of the store, then adds streamed chunks (see ``ann.build_from_store``).
+    """Trains on a sample of the store, then adds streamed chunks (see :func:`.saved.stream_build`).
 
     Training reads a random sample of rows by rowid inside the builder's read transaction, so the
     cells fit the whole collection, not the first ids in sort order (one source's records)."""

@@ -1,19 +1,18 @@
-"""The ONNX Runtime int8 backend of the embedder: same model, same tokenizer, ~2x the speed of torch.
+"""The ONNX Runtime int8 backend of the embedder: same model, same tokenizer, faster than torch.
 
 Texts are tokenized with the package's own ``tokenizer.json`` through the ``tokenizers`` library
 (the fast tokenizer sentence-transformers uses) and truncated at the same 256 word pieces.
 
 Each text runs alone (:data:`RUN_BATCH` = 1), whatever batch size the caller asks for. Dynamic
 int8 quantization picks one activation scale per run, over every row and padded position in it,
-so in a batch a text's vector depends on its neighbours: measured, a query embedded alone and
-inside a batch agreed only to cosine 0.991. Alone, a text always gets the same vector (in a
-search, in ``searchnasa embed``, on any Dask partition), with no padding at all, and a slightly
-better match to torch (0.9950 vs 0.9947 mean); it costs ~10% of batched throughput
-(bench/README.md, "Embedding throughput").
+so in a batch a text's vector depends on its neighbours: a query embedded alone and inside a
+batch do not get the same vector. Alone, a text always gets the same vector (in a search, in
+``searchnasa embed``, on any Dask partition), with no padding at all, and a slightly better match
+to torch; it costs a little batched throughput (bench/README.md, "Embedding throughput").
 
 Two sessions, each made on first use: a batch session on all cores for ``searchnasa embed``, and
 a one-thread session for a query or two (thread hand-offs cost more than they save on a tiny
-input, and far more on a busy machine; see bench/README.md). A search process thus loads only
+input, and far more on a busy machine; bench/README.md). A search process thus loads only
 the small-input session, an embedding run only the batch one.
 """
 
@@ -24,8 +23,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from tokenizers import Tokenizer
 
-from searchnasa.semantic.embedder import DIM, MAX_SEQ_LENGTH, EmbedderUnavailable, model_dir
+from searchnasa.semantic.model import DIM, MAX_SEQ_LENGTH, model_dir
 from searchnasa.semantic.onnx_export import INPUT_NAMES, ensure_onnx_model
 
 RUN_BATCH = 1  # texts per ONNX run; see the module docstring for why not more
@@ -38,11 +38,6 @@ class OnnxBackend:
 
     def __init__(self, threads: int | None = None, models: Path | None = None,
                  announce: Callable[[str], None] | None = None) -> None:
-        try:
-            import onnxruntime  # noqa: F401
-            from tokenizers import Tokenizer
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise EmbedderUnavailable(f"the onnx backend needs onnxruntime and tokenizers: {exc}") from exc
         self.path = ensure_onnx_model(models, announce=announce)
         self._threads = threads or 0  # 0: ONNX Runtime's default, one per physical core
         tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))

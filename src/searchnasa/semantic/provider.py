@@ -1,13 +1,14 @@
-"""The semantic provider: what the search service and related papers call to get meaning-based
-candidates. It satisfies the service's provider protocol (``available()``,
-``query_candidates(text, k)``) and the related-papers one (``vectors_for``, ``nearest``,
+"""The vector provider: what the search service and related papers call to get meaning-based
+candidates. :class:`VectorProvider` implements the search side's ``SemanticProvider`` protocol
+(``search/protocols.py``: ``available``, ``query_candidates``, ``similarities``,
+``similarities_by_key``, ``warm_up``) and what related papers read (``vectors_for``, ``nearest``,
 ``embed_text``).
 
-Below :data:`~.ann.EXACT_BELOW` vectors it keeps them in memory as one float32 matrix and
-searches exactly (at most ~75 MB). Above, it holds no float matrix and no id list: it serves the
-saved index, of the kind ``index_kind`` names or else of the kind last built (``ann.py``: the
-usearch int8 graph, which is also where a record's vector is read back from; or ``ivfpq.py``: PQ
-codes in RAM and int8 rows on disk), beside the sorted ids and their hashes, memory-mapped, so
+Below :data:`~.exact.EXACT_BELOW` vectors it keeps them in memory as one float32 matrix and
+searches exactly. Above, it holds no float matrix and no id list: it serves the saved index, of
+the kind ``index_kind`` names or else of the kind last built (:mod:`.hnsw`: the usearch int8
+graph, which is also where a record's vector is read back from; or :mod:`.ivfpq`: PQ codes in RAM
+and int8 rows on disk), beside the sorted ids and their hashes, memory-mapped, so
 their pages are shared page cache, not per-process heap. The vectors written after the index was
 built (each row carries the store version it was written at) are held exactly in a small "delta"
 and searched beside the index, so a record embedded a minute ago is found at once; past :data:`DELTA_LIMIT` new vectors
@@ -28,10 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from searchnasa.settings import Settings, get_settings
-from searchnasa.semantic.ann import EXACT_BELOW, KINDS, ExactIndex, SavedIndex, build_from_store, load_index, saved_kind
-from searchnasa.semantic.embedder import Embedder, EmbedderBusy, get_embedder
+from searchnasa.semantic import exact as exact_search
+from searchnasa.semantic.ann import build_from_store, check_kind, load_index
+from searchnasa.semantic.embedder import Embedder, get_embedder
+from searchnasa.semantic.exact import EXACT_BELOW, ExactIndex
+from searchnasa.semantic.model import DIM, EmbedderBusy
+from searchnasa.semantic.saved import SavedIndex, saved_kind
 from searchnasa.semantic.vectors import VectorStore
+from searchnasa.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +46,10 @@ RELOAD_CHECK_SECONDS = 2.0
 QUERY_WAIT_SECONDS = 0.5
 QUERY_CACHE_SIZE = 512
 # A query's candidates must be at least this similar (cosine, all-MiniLM-L6-v2) to count as
-# related in meaning. Measured (bench/README.md, "Similarity floor"): nonsense queries
-# ("zzhostilesynthetic", "qwxzvbn", "xyzzy plugh", ...) reach at most 0.30 against the sample,
-# SciFact and NPL; the best match of a real query is above 0.35 for 99% of SciFact and NPL
-# queries, and judged-relevant documents have a median cosine of 0.50-0.59. Below the floor a
-# neighbour is as close as a random pairing, so it is noise rather than a semantic match.
+# related in meaning: nonsense queries stay below it against the sample, SciFact and NPL, while
+# the best match of nearly every real query and the judged-relevant documents lie above it
+# (bench/README.md, "Similarity floor"). Below the floor a neighbour is as close as a random
+# pairing, so it is noise rather than a semantic match.
 SIMILARITY_FLOOR = 0.33
 
 
@@ -54,14 +58,15 @@ SIMILARITY_FLOOR = 0.33
 DELTA_LIMIT = 50_000
 
 
-class SemanticProvider:
-    """Semantic candidates for queries and records, from one home's vectors."""
+class VectorProvider:
+    """Semantic candidates for queries and records, from one home's vectors (the implementation of
+    ``search.protocols.SemanticProvider``)."""
 
     def __init__(self, vectors_dir: Path, embedder: Embedder | None = None,
                  exact_below: int = EXACT_BELOW, delta_limit: int = DELTA_LIMIT,
                  index_kind: str | None = None) -> None:
-        if index_kind and index_kind not in KINDS:
-            raise ValueError(f"unknown vector index {index_kind!r}: choose one of {', '.join(KINDS)}")
+        if index_kind:
+            check_kind(index_kind)
         self.vectors_dir = Path(vectors_dir)
         # which saved index serves above exact_below (ann.KINDS); None: the kind already saved
         # (as `searchnasa embed --vector-index` built it), HNSW when there is none
@@ -159,7 +164,7 @@ class SemanticProvider:
     @property
     def _matrix(self) -> np.ndarray:
         self._refresh()
-        return self._exact.matrix if self._exact is not None else np.zeros((0, 384), dtype=np.float32)
+        return self._exact.matrix if self._exact is not None else np.zeros((0, DIM), dtype=np.float32)
 
     @property
     def _pos(self) -> dict[str, int]:
@@ -304,30 +309,29 @@ class SemanticProvider:
 def prepare_serving_index(vectors_dir: Path, index_kind: str | None = None) -> str:
     """Build (and save) the vector index a server would otherwise build on its first query.
 
-    A provider that finds no usable index above :data:`~.ann.EXACT_BELOW` vectors builds one
+    A provider that finds no usable index above :data:`~.exact.EXACT_BELOW` vectors builds one
     inside the request that notices (minutes at millions of vectors); ``searchnasa embed`` calls
     this when it finishes so that work happens in the batch job, not in front of a user. Returns
     how the vectors will be served. Needs no model: only the vectors are read."""
-    from searchnasa.semantic import ann
-
-    provider = SemanticProvider(vectors_dir, exact_below=ann.EXACT_BELOW, index_kind=index_kind)
+    below = exact_search.EXACT_BELOW  # read now, not at import: tests lower it
+    provider = VectorProvider(vectors_dir, exact_below=below, index_kind=index_kind)
     count = provider.count()
     if provider._ann is None:
-        return f"{count:,} vectors, searched exactly (no index needed below {ann.EXACT_BELOW:,})"
+        return f"{count:,} vectors, searched exactly (no index needed below {below:,})"
     name = {"hnsw": "HNSW", "ivfpq": "IVF-PQ"}[provider._ann.kind]
     return f"{count:,} vectors, {name} index ready ({len(provider._ann):,} indexed)"
 
 
-_providers: dict[Path, SemanticProvider] = {}
+_providers: dict[Path, VectorProvider] = {}
 _providers_lock = threading.Lock()
 
 
-def open_provider(settings: Settings | None = None) -> SemanticProvider:
+def open_provider(settings: Settings | None = None) -> VectorProvider:
     """The process-wide provider for a home (vectors are loaded once and shared)."""
     settings = settings or get_settings()
     path = Path(settings.vectors_dir).resolve()
     with _providers_lock:
         provider = _providers.get(path)
         if provider is None:
-            provider = _providers[path] = SemanticProvider(path, index_kind=settings.vector_index or None)
+            provider = _providers[path] = VectorProvider(path, index_kind=settings.vector_index or None)
         return provider

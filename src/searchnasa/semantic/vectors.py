@@ -7,7 +7,7 @@ Two small SQLite files, both keyed so work is never repeated:
   last checkpoint, embeds only records whose text key differs, and commits batch by batch with the
   checkpoint, so a killed run resumes where it stopped.
 - :class:`EmbeddingCache`: vectors by text key alone, shared across homes. Evaluation builds a
-  fresh temporary home for every run; the cache makes the second run cost seconds, not an hour.
+  fresh temporary home for every run; the cache spares the second run all the model's work.
 
 Vectors are stored as float16 (768 bytes each): cosine error about 1e-4, half the disk of float32.
 Each row also carries the store version it was written at (``version``, indexed), so a saved HNSW
@@ -19,17 +19,20 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from searchnasa.errors import StoreError
 from searchnasa.records import Record
 from searchnasa.store.sqlite_util import select_in
-from searchnasa.semantic.embedder import DIM, MODEL_NAME, Embedder, record_text, text_key
+from searchnasa.semantic.embedder import Embedder, get_embedder
+from searchnasa.semantic.model import DIM, MODEL_NAME, record_text
+from searchnasa.semantic.text_keys import text_key
 
 STORE_DTYPE = np.float16
 
@@ -95,10 +98,7 @@ def embed_texts(texts: list[str], embedder: Embedder | None, cache: EmbeddingCac
     missing = [i for i, k in enumerate(keys) if k not in have]
     out = np.zeros((len(texts), DIM), dtype=np.float32)
     if missing:
-        if embedder is None:
-            from searchnasa.semantic.embedder import get_embedder
-
-            embedder = get_embedder()
+        embedder = embedder or get_embedder()
         fresh = embedder.encode([texts[i] for i in missing], batch_size=batch_size)
         if cache:
             cache.put_many((keys[i], fresh[j]) for j, i in enumerate(missing))
@@ -123,6 +123,52 @@ class EmbedReport:
     def summary(self) -> str:
         return (f"{self.seen} records seen: {self.embedded} embedded, {self.from_cache} from cache, "
                 f"{self.unchanged} unchanged, {self.empty} without text")
+
+
+@dataclass
+class PendingBatch:
+    """A batch of records sorted by what each needs (see :func:`sort_pending`)."""
+
+    texts: dict[str, str]            # id -> the text it is embedded from
+    keys: dict[str, str]             # id -> that text's key, for records with any text
+    todo: list[str]                  # ids whose stored vector is missing or stale, in batch order
+    cached: dict[str, np.ndarray]    # text key -> vector, found in a cache
+    need: list[str]                  # ids the model has to embed
+
+    def need_texts(self) -> list[str]:
+        return [self.texts[r] for r in self.need]
+
+    def fresh(self, vecs: np.ndarray, report: EmbedReport, cache: Any) -> dict[str, np.ndarray]:
+        """The model's vectors for :attr:`need` (in that order) by text key, counted and cached."""
+        fresh = {self.keys[r]: vecs[i] for i, r in enumerate(self.need)}
+        report.embedded += len(self.need)
+        if cache is not None:
+            cache.put_many(fresh.items())
+        return fresh
+
+    def rows(self, fresh: dict[str, np.ndarray]) -> list[tuple[str, str, np.ndarray]]:
+        """``(id, key, vector)`` of every record to write, from a cache or ``fresh`` (by key)."""
+        found = {**self.cached, **fresh}
+        return [(r, self.keys[r], found[self.keys[r]]) for r in self.todo]
+
+
+def sort_pending(records: Sequence[Record], vstore: VectorStore, cache: Any, report: EmbedReport,
+                 only_cached: bool = False) -> PendingBatch:
+    """Sort records into unchanged (the stored vector's key matches their text: skipped), served by
+    a cache, and needing the model; the in-process run and the Dask driver share this step, so both
+    skip and count alike. ``only_cached``: records no cache serves are left for a later run."""
+    texts = {rec.id: record_text(rec) for rec in records}
+    keys = {rid: text_key(t) for rid, t in texts.items() if t}
+    report.empty += len(texts) - len(keys)
+    stored = vstore.keys_for(list(keys))
+    todo = [rid for rid, k in keys.items() if stored.get(rid) != k]
+    report.unchanged += len(keys) - len(todo)
+    cached = cache.get_many([keys[r] for r in todo]) if (cache is not None and todo) else {}
+    need = [r for r in todo if keys[r] not in cached]
+    report.from_cache += len(todo) - len(need)
+    if only_cached:
+        todo, need = [r for r in todo if keys[r] in cached], []
+    return PendingBatch(texts, keys, todo, cached, need)
 
 
 class VectorStore:
@@ -209,8 +255,8 @@ class VectorStore:
         """The vectors written after ``version`` (float32, id order): what a saved index lacks.
 
         Read through the version index and sorted here: with ``ORDER BY id`` SQLite walked the
-        whole table in id order instead, reading 6.2 GB at 4M vectors to find none (a serving
-        process does this on every load)."""
+        whole table in id order instead, reading every vector to find none (a serving process does
+        this on every load)."""
         rows = sorted(self.conn.execute(
             "SELECT id, vec FROM vectors INDEXED BY vectors_by_version WHERE version > ?", (int(version),)))
         return [rid for rid, _ in rows], from_blobs([blob for _, blob in rows])
@@ -259,35 +305,12 @@ class VectorStore:
         def flush() -> None:
             if not batch:
                 return
-            last_seq = batch[-1][0]
-            texts = {rec.id: record_text(rec) for _, rec in batch}
-            keys = {rid: text_key(t) for rid, t in texts.items() if t}
-            report.empty += len(texts) - len(keys)
-            stored = self.keys_for(list(keys))
-            todo = [rid for rid, k in keys.items() if stored.get(rid) != k]
-            report.unchanged += len(keys) - len(todo)
-            rows: list[tuple[str, str, np.ndarray]] = []
-            if todo:
-                cached = cache.get_many([keys[r] for r in todo]) if cache else {}
-                need = [r for r in todo if keys[r] not in cached]
-                report.from_cache += len(todo) - len(need)
-                if need and only_cached:
-                    todo = [r for r in todo if keys[r] in cached]
-                    need = []
-                if need:
-                    if embedder is None:
-                        from searchnasa.semantic.embedder import get_embedder
-
-                        vecs = get_embedder().encode([texts[r] for r in need], batch_size=32)
-                    else:
-                        vecs = embedder.encode([texts[r] for r in need], batch_size=32)
-                    report.embedded += len(need)
-                    fresh = {r: vecs[i] for i, r in enumerate(need)}
-                    if cache:
-                        cache.put_many((keys[r], v) for r, v in fresh.items())
-                    cached.update({keys[r]: v for r, v in fresh.items()})
-                rows = [(r, keys[r], cached[keys[r]]) for r in todo]
-            self.put_many(rows, store_seq=None if only_cached else last_seq)
+            pending = sort_pending([rec for _, rec in batch], self, cache, report, only_cached)
+            fresh: dict[str, np.ndarray] = {}
+            if pending.need:
+                vecs = (embedder or get_embedder()).encode(pending.need_texts(), batch_size=32)
+                fresh = pending.fresh(vecs, report, cache)
+            self.put_many(pending.rows(fresh), store_seq=None if only_cached else batch[-1][0])
             report.seen += len(batch)
             if on_batch:
                 on_batch(len(batch))
@@ -299,6 +322,10 @@ class VectorStore:
                 flush()
         flush()
         return report
+
+    def sample_keys(self, n: int) -> list[tuple[str, str]]:
+        """Up to ``n`` stored ``(id, text key)`` pairs: enough to tell which backend made the vectors."""
+        return self.conn.execute("SELECT id, key FROM vectors LIMIT ?", (n,)).fetchall()
 
     def close(self) -> None:
         self.conn.close()

