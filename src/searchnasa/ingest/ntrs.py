@@ -59,6 +59,7 @@ def _list(value: Any) -> list[Any]:
 
 
 def _publications(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The publication entries that are objects: an odd entry costs itself, not the record."""
     return [p for p in _list(item.get("publications")) if isinstance(p, dict)]
 
 
@@ -190,6 +191,7 @@ def _export_control(item: dict[str, Any]) -> str | None:
 
 
 def _rights(item: dict[str, Any]) -> Rights:
+    """What may be done with the document, as NTRS states it: copyright, distribution, export control."""
     copyright_ = _dict(item.get("copyright"))
     return Rights(
         copyright_determination=clean_label(copyright_.get("determinationType")),
