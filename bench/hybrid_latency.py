@@ -12,22 +12,16 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import shutil
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-from searchnasa.ingest.importer import import_paths
-from searchnasa.index import build_index
-from searchnasa.ingest.sample import sample_path
+from _common import sample_home
+
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle
 from searchnasa.semantic.provider import VectorProvider
-from searchnasa.settings import Settings
-from searchnasa.store import open_store
 
 
 def main() -> None:
@@ -37,14 +31,8 @@ def main() -> None:
                     help="serve the sample through the saved HNSW index (as 50k+ homes are) by "
                          "setting the provider's exact-search threshold below its 6,514 vectors")
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="hybrid-latency-"))
-    try:
-        settings = Settings().with_home(tmp)
-        store = open_store(tmp)
-        import_paths(store, [sample_path()], "records-jsonl")
-        build_index(store, settings.index_dir)
-        titles = [r.title for _, r in store.iter_records()]
-        store.close()
+    with sample_home("hybrid-latency-") as (settings, records):
+        titles = [r.title for r in records]
         seed_from_bundle(settings)
         provider = (VectorProvider(settings.vectors_dir) if args.exact_below is None
                     else VectorProvider(settings.vectors_dir, exact_below=args.exact_below))
@@ -75,8 +63,6 @@ def main() -> None:
             provider.embed_text(q + " x")
             times.append((time.perf_counter() - t) * 1000)
         print(f"query embedding alone: p50 {np.percentile(times, 50):.1f} ms, p95 {np.percentile(times, 95):.1f} ms")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -14,22 +14,16 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-from searchnasa.ingest.importer import import_paths
-from searchnasa.index import build_index
-from searchnasa.ingest.sample import sample_path
+from _common import sample_home
+
 from searchnasa.search.related import find_related
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle
 from searchnasa.semantic.provider import VectorProvider
-from searchnasa.settings import Settings
-from searchnasa.store import open_store
 
 
 def main() -> None:
@@ -37,14 +31,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=300)
     ap.add_argument("--lexical-only", action="store_true")
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="related-proxy-"))
-    try:
-        settings = Settings().with_home(tmp)
-        store = open_store(tmp)
-        import_paths(store, [sample_path()], "records-jsonl")
-        build_index(store, settings.index_dir)
-        records = {r.id: r for _, r in store.iter_records()}
-        store.close()
+    with sample_home("related-proxy-") as (settings, stored):
+        records = {r.id: r for r in stored}
         semantic = None
         if not args.lexical_only:
             seed_from_bundle(settings)
@@ -72,8 +60,6 @@ def main() -> None:
               f"NTRS related links inside the sample: {total} from {len(linked)} records, "
               f"recall@10 {found10 / max(total, 1):.3f}, recall@50 {found50 / max(total, 1):.3f}; "
               f"find_related(limit=10) p50 {np.percentile(times, 50):.0f} ms, p95 {np.percentile(times, 95):.0f} ms")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

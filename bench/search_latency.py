@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import collections
 import gzip
-import json
 import os
 import random
 import re
@@ -36,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import orjson  # noqa: E402
+
+from _common import print_and_save  # noqa: E402
 
 from searchnasa.index import build_index  # noqa: E402
 from searchnasa.records import Record  # noqa: E402
@@ -317,10 +318,7 @@ def main() -> None:
     if not args.no_http:
         http = time_http(home, queries, rounds=args.rounds)
         result["http_ms"] = percentiles(http) if isinstance(http, list) else http
-    print(json.dumps(result, indent=2))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2))
+    print_and_save(result, args.json)
 
 
 if __name__ == "__main__":

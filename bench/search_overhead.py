@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import statistics
 import sys
@@ -40,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _common import print_and_save  # noqa: E402
 from search_latency import query_set  # noqa: E402
 
 from searchnasa.search import facets as facets_module  # noqa: E402
@@ -180,10 +180,7 @@ def main() -> None:
         "by_kind": by_kind,
         "load_average_before_after": [[round(x, 1) for x in load_before], [round(x, 1) for x in load_after]],
     }
-    print(json.dumps(result, indent=2))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2))
+    print_and_save(result, args.json)
 
 
 if __name__ == "__main__":

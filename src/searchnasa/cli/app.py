@@ -81,5 +81,16 @@ def rate_advancer(bar: Progress, task: TaskID, started: float | None = None,
     return advance
 
 
+def rate_reporter(bar: Progress, task: TaskID, started: float) -> Callable[[int, int | None], None]:
+    """A progress callback for walks that know how far they are (index, harvest): show ``done`` of
+    ``total`` (``None`` while unknown) and records/s since ``started``."""
+
+    def report(done: int, total: int | None) -> None:
+        rate = done / max(time.perf_counter() - started, 1e-9)
+        bar.update(task, completed=done, total=total, rate=f"{rate:,.0f} rec/s")
+
+    return report
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")

@@ -12,7 +12,9 @@ import typer
 from searchnasa.errors import BadInput, HarvestError
 from searchnasa.ingest.harvest.runner import HarvestOptions, HarvestReport, run_harvest
 from searchnasa.store import open_store
-from searchnasa.cli.app import HomeOption, app, console, err_console, print_json, progress_bar, settings_for
+from searchnasa.cli.app import (
+    HomeOption, app, console, err_console, print_json, progress_bar, rate_reporter, settings_for,
+)
 
 
 class HarvestSource(str, Enum):
@@ -94,13 +96,9 @@ def harvest(
     started = time.perf_counter()
     with progress_bar() as bar:
         task = bar.add_task(f"harvesting {source.value}", total=None, rate="")
-
-        def on_progress(done: int, total: int | None) -> None:
-            elapsed = max(time.perf_counter() - started, 1e-9)
-            bar.update(task, completed=done, total=total, rate=f"{done / elapsed:,.0f} rec/s")
-
         try:
-            report = run_harvest(source.value, store, settings, options, on_progress=on_progress)
+            report = run_harvest(source.value, store, settings, options,
+                                 on_progress=rate_reporter(bar, task, started))
         except HarvestError as exc:
             partial: HarvestReport | None = getattr(exc, "report", None)
             bar.stop()

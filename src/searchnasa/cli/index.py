@@ -5,7 +5,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 import typer
-from searchnasa.cli.app import HomeOption, app, console, err_console, progress_bar, settings_for, store_for
+from searchnasa.cli.app import (
+    HomeOption, app, console, err_console, progress_bar, rate_reporter, settings_for, store_for,
+)
 
 if TYPE_CHECKING:
     from searchnasa.index.update import IndexUpdate
@@ -24,10 +26,7 @@ def index_cmd(
     started = time.perf_counter()
     with progress_bar() as bar:
         task = bar.add_task("indexing", total=None, rate="")
-
-        def progress(done: int, total: int | None) -> None:
-            rate = done / max(time.perf_counter() - started, 1e-9)
-            bar.update(task, completed=done, total=total, rate=f"{rate:,.0f} rec/s")
+        progress = rate_reporter(bar, task, started)
 
         def say_rebuilding(problem: str | None) -> None:
             err_console.print(f"the index is corrupt ({problem}); rebuilding it from the store",

@@ -242,14 +242,9 @@ def _read_jsonl(data: bytes | Iterable[bytes], fmt: str, path: str) -> Iterator[
 _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
-def _read_csv(data: bytes, fmt: str, path: str) -> Iterator[RawItem | FormatError]:
-    """Yield one item per row; a bad row is reported at the line it starts on and skipped.
-
-    Line numbers count ``\n`` in the file. After a row with the wrong number of fields that ran
-    over several lines (an unbalanced quote), reading restarts on the line after the one where the
-    row began, so one stray quote costs one row, not every row up to the next quote. Bytes that are
-    not UTF-8 cost only the row holding them.
-    """
+def _csv_lines(data: bytes, path: str) -> tuple[list[str], bool]:
+    """The file's lines, and whether it was all UTF-8: bytes that are not stay in the text as lone
+    surrogates, so the row holding them can be reported and the rest still read."""
     try:
         text = data.decode("utf-8-sig")
         clean = True
@@ -259,59 +254,91 @@ def _read_csv(data: bytes, fmt: str, path: str) -> Iterator[RawItem | FormatErro
     lines = [line.rstrip("\r") for line in text.split("\n")]
     if not any(line.strip() for line in lines):
         raise FormatError("empty file", path)
-    pos = 0
+    return lines, clean
 
-    def feed() -> Iterator[str]:
-        nonlocal pos
-        while pos < len(lines):
-            pos += 1
-            yield lines[pos - 1] + "\n"
 
-    def bad_bytes(first: int, last: int, what: str = "") -> FormatError | None:
-        """The first byte that was not UTF-8 in lines[first:last] (decoded as a lone surrogate)."""
-        for number in range(first, last):
-            m = _SURROGATE.search(lines[number])
+class _CsvCursor:
+    """``csv.reader`` over the lines with the line it has reached (``pos``), so a bad row can be
+    reported where it starts and reading can restart on the line after."""
+
+    def __init__(self, lines: list[str], clean: bool, path: str) -> None:
+        self.lines, self.clean, self.path = lines, clean, path
+        self.pos = 0
+        self.restart(0)
+
+    def _feed(self) -> Iterator[str]:
+        while self.pos < len(self.lines):
+            self.pos += 1
+            yield self.lines[self.pos - 1] + "\n"
+
+    def restart(self, pos: int) -> None:
+        """Read on from line ``pos`` (0-based) with a fresh reader."""
+        # strict: a quote in the wrong place is an error, not a silently merged or shifted row.
+        self.pos, self.reader = pos, csv.reader(self._feed(), strict=True)
+
+    def bad_bytes(self, first: int, what: str = "") -> FormatError | None:
+        """The first byte that was not UTF-8 in the lines from ``first`` to ``pos`` (decoded as a
+        lone surrogate)."""
+        if self.clean:
+            return None
+        for number in range(first, self.pos):
+            m = _SURROGATE.search(self.lines[number])
             if m:
-                return FormatError(what + _encoding_message(ord(m.group()) - 0xDC00), path, number + 1)
+                return FormatError(what + _encoding_message(ord(m.group()) - 0xDC00), self.path, number + 1)
         return None
 
-    # strict: a quote in the wrong place is an error, not a silently merged or shifted row.
-    reader = csv.reader(feed(), strict=True)
+
+def _csv_header(cursor: _CsvCursor) -> list[str]:
+    """The column names: the first row that is not blank, less the empty names a trailing comma
+    leaves. A header that cannot be read makes the whole file unusable."""
     header: list[str] = []
     while not header:
-        start = pos
+        start = cursor.pos
         try:
-            header = next(reader)
+            header = next(cursor.reader)
         except StopIteration:
-            raise FormatError("empty file", path) from None
+            raise FormatError("empty file", cursor.path) from None
         except csv.Error as exc:
-            raise FormatError(f"bad CSV header: {exc}", path, start + 1) from exc
-    if not clean and (problem := bad_bytes(start, pos, "bad CSV header: ")):
+            raise FormatError(f"bad CSV header: {exc}", cursor.path, start + 1) from exc
+    if problem := cursor.bad_bytes(start, "bad CSV header: "):
         raise problem
     while header and not header[-1].strip():
         header.pop()  # a trailing comma on the header line names no column
+    return header
+
+
+def _read_csv(data: bytes, fmt: str, path: str) -> Iterator[RawItem | FormatError]:
+    """Yield one item per row; a bad row is reported at the line it starts on and skipped.
+
+    Line numbers count ``\n`` in the file. After a row with the wrong number of fields that ran
+    over several lines (an unbalanced quote), reading restarts on the line after the one where the
+    row began, so one stray quote costs one row, not every row up to the next quote. Bytes that are
+    not UTF-8 cost only the row holding them.
+    """
+    cursor = _CsvCursor(*_csv_lines(data, path), path)
+    header = _csv_header(cursor)
     width = len(header)
     while True:
-        start = pos
+        start = cursor.pos
         try:
-            row = next(reader)
+            row = next(cursor.reader)
         except StopIteration:
             return
         except csv.Error as exc:
             yield FormatError(f"bad CSV row: {exc}", path, start + 1)
-            pos, reader = start + 1, csv.reader(feed(), strict=True)
+            cursor.restart(start + 1)
             continue
         if not row or not any(cell.strip() for cell in row):
             continue
-        if not clean and (problem := bad_bytes(start, pos)):
+        if problem := cursor.bad_bytes(start):
             yield problem
             continue
         while len(row) > width and not row[-1].strip():
             row.pop()
         if len(row) != width:
             yield FormatError(f"bad CSV row: {len(row)} fields, header has {width}", path, start + 1)
-            if pos - start > 1:  # the row swallowed later lines: read them again as rows
-                pos, reader = start + 1, csv.reader(feed(), strict=True)
+            if cursor.pos - start > 1:  # the row swallowed later lines: read them again as rows
+                cursor.restart(start + 1)
             continue
         yield RawItem(fmt, dict(zip(header, row)), path, start + 1)
 

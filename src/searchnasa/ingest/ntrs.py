@@ -22,7 +22,15 @@ from searchnasa.records import (
     make_id,
     normalize_doi,
 )
-from searchnasa.ingest.text import clean_label, clean_list, clean_text, dated, format_orcid, parse_date
+from searchnasa.ingest.text import (
+    clean_label,
+    clean_list,
+    clean_text,
+    dated,
+    format_orcid,
+    parse_date,
+    record_head,
+)
 
 NTRS_SITE = "https://ntrs.nasa.gov"
 _REPORT_PREFIX = re.compile(r"^\s*Report Number:\s*", re.IGNORECASE)
@@ -50,11 +58,15 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _publications(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The publication entries that are objects: an odd entry costs itself, not the record."""
+    return [p for p in _list(item.get("publications")) if isinstance(p, dict)]
+
+
 def _dates(item: dict[str, Any]) -> tuple[RecordDate | None, list[RecordDate]]:
     """The publication date, and the other dates NTRS gives (created, distributed, modified)."""
-    publications = [p for p in _list(item.get("publications")) if isinstance(p, dict)]
     published = None
-    for pub in publications:
+    for pub in _publications(item):
         published = parse_date(pub.get("publicationDate"), "published")
         if published:
             break
@@ -92,41 +104,44 @@ def _report_numbers(item: dict[str, Any]) -> list[str]:
     return clean_list(raw)
 
 
-def map_citation(item: dict[str, Any]) -> Record:
-    """Map one ``results[]`` item of ``/api/citations/search`` (or ``/api/citations/{id}``)."""
-    if not isinstance(item, dict) or item.get("id") in (None, ""):
-        raise FormatError("NTRS citation without an id")
-    raw_id = item["id"]
-    ntrs_id = str(raw_id).strip()
-    index_name = str(item.get("index") or "")
-    # CHORUS journal metadata answers the same endpoint: ``chorus-*`` index, 14-digit string ids.
-    # The index decides when present; older responses have none, and then a string id does.
-    journal_metadata = index_name.startswith("chorus") if index_name else isinstance(raw_id, str)
-    title = clean_text(item.get("title")) or "(untitled)"
-    published, other_dates = _dates(item)
+def _is_journal_metadata(item: dict[str, Any]) -> bool:
+    """CHORUS journal metadata answers the same endpoint: ``chorus-*`` index, 14-digit string ids.
 
-    center = _dict(item.get("center"))
+    The index decides when present; older responses have none, and then a string id does.
+    """
+    index_name = str(item.get("index") or "")
+    return index_name.startswith("chorus") if index_name else isinstance(item["id"], str)
+
+
+def _organizations(item: dict[str, Any], authors: list[Author]) -> list[Organization]:
+    """The NASA center first, then each author affiliation once, in author order."""
     organizations: list[Organization] = []
-    if clean_label(center.get("name")):
-        organizations.append(Organization(name=clean_label(center.get("name")) or "", role="center"))
-    authors = _authors(item)
+    center = clean_label(_dict(item.get("center")).get("name"))
+    if center:
+        organizations.append(Organization(name=center, role="center"))
     seen_orgs = {o.name for o in organizations}
     for a in authors:
         if a.affiliation and a.affiliation not in seen_orgs:
             seen_orgs.add(a.affiliation)
             organizations.append(Organization(name=a.affiliation, role="affiliation"))
+    return organizations
 
-    publications = [p for p in _list(item.get("publications")) if isinstance(p, dict)]
-    doi = next((normalize_doi(p.get("doi")) for p in publications if normalize_doi(p.get("doi"))), None)
+
+def _publication(item: dict[str, Any]) -> Publication | None:
+    """Journal details of the first publication entry; ``None`` when it names none of them."""
+    publications = _publications(item)
     pub0 = publications[0] if publications else {}
-    publication = None
-    if any(pub0.get(k) for k in ("publicationName", "volume", "issue", "publisher", "issn")):
-        publication = Publication(
-            journal=clean_label(pub0.get("publicationName")), volume=clean_label(pub0.get("volume")),
-            issue=clean_label(pub0.get("issue")), publisher=clean_label(pub0.get("publisher")),
-            issn=clean_label(pub0.get("issn")),
-        )
+    if not any(pub0.get(k) for k in ("publicationName", "volume", "issue", "publisher", "issn")):
+        return None
+    return Publication(
+        journal=clean_label(pub0.get("publicationName")), volume=clean_label(pub0.get("volume")),
+        issue=clean_label(pub0.get("issue")), publisher=clean_label(pub0.get("publisher")),
+        issn=clean_label(pub0.get("issn")),
+    )
 
+
+def _funding_numbers(item: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Contract and grant numbers, and every other funding or accession number (kept searchable)."""
     contracts: list[str] = []
     other_ids: list[str] = []
     for f in _list(item.get("fundingNumbers")):
@@ -139,7 +154,20 @@ def map_citation(item: dict[str, Any]) -> Record:
     accession = _dict(item.get("legacyMeta")).get("accessionNumber")
     if accession:
         other_ids.append(f"Accession {accession}")
+    return contracts, other_ids
 
+
+def _identifiers(item: dict[str, Any]) -> Identifiers:
+    """The first DOI any publication entry gives, report numbers, and funding numbers."""
+    doi = next((normalize_doi(p.get("doi")) for p in _publications(item) if normalize_doi(p.get("doi"))), None)
+    contracts, other_ids = _funding_numbers(item)
+    return Identifiers(doi=doi, report_numbers=_report_numbers(item),
+                       contract_numbers=clean_list(contracts), other=clean_list(other_ids))
+
+
+def _links(item: dict[str, Any], ntrs_id: str, journal_metadata: bool) -> Links:
+    """The landing page (none for CHORUS metadata without a numeric id), the first PDF and full
+    text among the downloads, and the originals that are neither."""
     pdf = fulltext = None
     others: list[str] = []
     for download in _list(item.get("downloads")):
@@ -149,21 +177,42 @@ def map_citation(item: dict[str, Any]) -> Record:
         original = absolute_ntrs_url(links.get("original"))
         if original and original not in (pdf, fulltext):
             others.append(original)
+    return Links(landing=None if journal_metadata and not ntrs_id.isdigit() else landing_url(ntrs_id),
+                 pdf=pdf, fulltext=fulltext, other=others)
 
-    copyright_ = _dict(item.get("copyright"))
+
+def _export_control(item: dict[str, Any]) -> str | None:
+    """``ITAR``/``EAR``/``ITAR/EAR`` when flagged, else NTRS's own ``isExportControl``; ``None`` without the block."""
     export = _dict(item.get("exportControl"))
+    if not export:
+        return None
     export_flags = [k.upper() for k in ("itar", "ear") if str(export.get(k, "")).upper() == "YES"]
-    export_control = None
-    if export:
-        export_control = "/".join(export_flags) if export_flags else str(
-            export.get("isExportControl") or "NO")
+    return "/".join(export_flags) if export_flags else str(export.get("isExportControl") or "NO")
 
+
+def _rights(item: dict[str, Any]) -> Rights:
+    """What may be done with the document, as NTRS states it: copyright, distribution, export control."""
+    copyright_ = _dict(item.get("copyright"))
+    return Rights(
+        copyright_determination=clean_label(copyright_.get("determinationType")),
+        license_type=clean_label(copyright_.get("licenseType")),
+        distribution=clean_label(item.get("distribution")),
+        export_control=_export_control(item),
+        availability=clean_label(item.get("disseminated")),
+    )
+
+
+def map_citation(item: dict[str, Any]) -> Record:
+    """Map one ``results[]`` item of ``/api/citations/search`` (or ``/api/citations/{id}``)."""
+    if not isinstance(item, dict) or item.get("id") in (None, ""):
+        raise FormatError("NTRS citation without an id")
+    ntrs_id = str(item["id"]).strip()
+    journal_metadata = _is_journal_metadata(item)
+    published, other_dates = _dates(item)
+    authors = _authors(item)
     return Record(
-        id=make_id("ntrs", ntrs_id),
-        source="ntrs",
-        source_id=ntrs_id,
+        **record_head("ntrs", ntrs_id, item.get("title")),
         kind="journal_metadata" if journal_metadata else "citation",
-        title=title,
         abstract=clean_text(item.get("abstract")),
         authors=authors,
         **dated(published, *other_dates),
@@ -171,19 +220,11 @@ def map_citation(item: dict[str, Any]) -> Record:
         keywords=clean_list(item.get("keywords")),
         document_type=clean_label(item.get("stiType")),
         document_type_label=clean_label(item.get("stiTypeDetails")) or clean_label(item.get("stiType")),
-        organizations=organizations,
-        identifiers=Identifiers(doi=doi, report_numbers=_report_numbers(item),
-                                contract_numbers=clean_list(contracts), other=clean_list(other_ids)),
-        links=Links(landing=None if journal_metadata and not ntrs_id.isdigit() else landing_url(ntrs_id),
-                    pdf=pdf, fulltext=fulltext, other=others),
-        rights=Rights(
-            copyright_determination=clean_label(copyright_.get("determinationType")),
-            license_type=clean_label(copyright_.get("licenseType")),
-            distribution=clean_label(item.get("distribution")),
-            export_control=export_control,
-            availability=clean_label(item.get("disseminated")),
-        ),
-        publication=publication,
+        organizations=_organizations(item, authors),
+        identifiers=_identifiers(item),
+        links=_links(item, ntrs_id, journal_metadata),
+        rights=_rights(item),
+        publication=_publication(item),
         related_ids=[make_id("ntrs", str(r["id"])) for r in _list(item.get("related"))
                      if isinstance(r, dict) and r.get("id")],
         source_modified=clean_label(item.get("modified")),
@@ -199,10 +240,7 @@ def map_csv_row(row: dict[str, str]) -> Record:
     created = parse_date(row.get("createDate"), "created")
     related = [r.strip() for r in (row.get("related") or "").split(",") if r.strip()]
     return Record(
-        id=make_id("ntrs", ntrs_id),
-        source="ntrs",
-        source_id=ntrs_id,
-        title=clean_text(row.get("title")) or "(untitled)",
+        **record_head("ntrs", ntrs_id, row.get("title")),
         abstract=clean_text(row.get("abstract")),
         **dated(published, created),
         subjects=clean_list(row.get("subjectCategories")),
@@ -249,11 +287,8 @@ def map_sti_export(item: dict[str, Any]) -> Record:
     keywords = clean_list([term for key in _STI_TERM_KEYS for term in _list_or_one(item.get(key))])
     restrictions = clean_list(item.get("D359C (Access Restrictions)"))
     return Record(
-        id=make_id("ntrs", source_id),
-        source="ntrs",
-        source_id=source_id,
+        **record_head("ntrs", source_id, item.get(STI_TITLE)),
         kind="export",
-        title=clean_text(item.get(STI_TITLE)) or "(untitled)",
         abstract=clean_text(item.get(STI_ABSTRACT)),
         subjects=clean_list(item.get("D072B (Subject Category)")),
         keywords=keywords,

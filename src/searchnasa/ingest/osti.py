@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from searchnasa.errors import FormatError
-from searchnasa.records import Identifiers, Links, Organization, Publication, Record, Rights, make_id, normalize_doi
+from searchnasa.records import Author, Identifiers, Links, Organization, Publication, Record, Rights, normalize_doi
 from searchnasa.ingest.text import (
     clean_label,
     clean_list,
@@ -16,6 +16,7 @@ from searchnasa.ingest.text import (
     dated,
     parse_date,
     parse_osti_author,
+    record_head,
     split_osti_subjects,
     split_outside_brackets,
 )
@@ -45,6 +46,14 @@ _NO_DESCRIPTION = {"not provided", "not provided.", "none", "n/a"}
 def _description(value: Any) -> str | None:
     text = clean_text(value)
     return None if text is None or text.lower() in _NO_DESCRIPTION else text
+
+
+def _described(osti_id: str, title: Any, description: Any, authors: list[Author],
+               subjects: list[str], keywords: list[str]) -> dict[str, Any]:
+    """The fields both OSTI mappers fill the same way, whatever the column names: who wrote what,
+    about what (OSTI's subject list already split into DOE categories and free keywords)."""
+    return {**record_head("osti", osti_id, title), "abstract": _description(description),
+            "authors": authors, "subjects": subjects, "keywords": keywords}
 
 
 def _issn(value: Any) -> str | None:
@@ -96,15 +105,8 @@ def map_record(item: dict[str, Any]) -> Record:
             issn=_issn(item.get("journal_issn")),
         )
     return Record(
-        id=make_id("osti", osti_id),
-        source="osti",
-        source_id=osti_id,
-        title=clean_text(item.get("title")) or "(untitled)",
-        abstract=_description(item.get("description")),
-        authors=authors,
+        **_described(osti_id, item.get("title"), item.get("description"), authors, subjects, keywords),
         **dated(published, entry),
-        subjects=subjects,
-        keywords=keywords,
         document_type=clean_label(item.get("product_type")),
         document_type_label=clean_label(item.get("product_type")),
         organizations=organizations,
@@ -135,15 +137,8 @@ def map_csv_row(row: dict[str, str]) -> Record:
                            split_outside_brackets(row.get("Author") or "", ";")) if a]
     url = (row.get("URL") or "").strip()
     return Record(
-        id=make_id("osti", osti_id),
-        source="osti",
-        source_id=osti_id,
-        title=clean_text(row.get("Title")) or "(untitled)",
-        abstract=_description(row.get("Description")),
-        authors=authors,
+        **_described(osti_id, row.get("Title"), row.get("Description"), authors, subjects, keywords),
         **dated(published),
-        subjects=subjects,
-        keywords=keywords,
         identifiers=Identifiers(
             doi=normalize_doi(row.get("DOI")),
             report_numbers=_split_numbers(row.get("Report Number")),

@@ -14,7 +14,7 @@ from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
 
-from searchnasa.records import Author, DateKind, RecordDate
+from searchnasa.records import Author, DateKind, RecordDate, Source, make_id
 
 _BLOCK_TAGS = re.compile(
     r"</?(?:p|jats:p|div|br|li|ul|ol|tr|td|th|h[1-6]|jats:sec|jats:title|section|table)\b[^>]*>",
@@ -122,6 +122,13 @@ def dated(published: RecordDate | None, *others: RecordDate | None) -> dict[str,
     without a publication date (missing stays missing)."""
     return {"date": published, "dates": [d for d in (published, *others) if d],
             "year": published.year if published else None}
+
+
+def record_head(source: Source, source_id: str, title: object) -> dict[str, Any]:
+    """The fields every mapper fills alike: the global id, the source and its id, and a title that
+    is never empty (``(untitled)`` when the source gives none), so no source names records its own way."""
+    return {"id": make_id(source, source_id), "source": source, "source_id": source_id,
+            "title": clean_text(title) or "(untitled)"}
 
 
 _ORCID = re.compile(r"\(ORCID:\s*([0-9Xx-]{15,19})\)")

@@ -167,7 +167,17 @@ class NtrsWalker:
             parts[0]["left_of"] = w.get("total")  # the right half then holds parent minus left
         return parts
 
-    def _windows(self) -> Iterator[Page]:
+    def _try_search(self, ranges: dict[str, list[str]], page_from: int, size: int) -> dict[str, Any] | None:
+        """One page, or ``None`` when a 400 taught a smaller result window (the caller plans again
+        under it); any other client error ends the harvest."""
+        try:
+            return self._search(ranges, page_from, size)
+        except ClientError as exc:
+            if not self._shrink_limit(exc, page_from, size):
+                raise HarvestError(f"ntrs: {exc.message}") from exc
+            return None
+
+    def _windows(self) -> Iterator[Page]:  # one loop on purpose: each pass acts on the top window of the stack
         st = self.state
         stack: list[dict[str, Any]] = st["stack"]
         while stack:
@@ -180,113 +190,73 @@ class NtrsWalker:
                 ranges["created"] = w["created"]
             limit = st["limit"]
             size = min(st["page_size"], limit - w["from"])
-            skipped: dict[str, int] = {}
             if size <= 0:  # reached the window limit on a window that cannot be split further
-                data = None
+                results, total, finished = [], w.get("total", 0), True
+                skipped = {f"over the {limit}-record result window on {ranges}": max(total - limit, 0)}
             else:
-                try:
-                    data = self._search(ranges, w["from"], size)
-                except ClientError as exc:
-                    if not self._shrink_limit(exc, w["from"], size):
-                        raise HarvestError(f"ntrs: {exc.message}") from exc
+                data = self._try_search(ranges, w["from"], size)
+                if data is None:
                     if w["from"] >= st["limit"] or w.get("total", 0) > st["limit"]:
                         # re-split this window under the smaller limit: it holds more than the
                         # limit, so reading on from here would stop short at the limit
                         w["from"] = 0
                         w.pop("capped", None)
                     continue
-            if data is not None:
-                total = int(data["stats"]["total"])
-                estimated = data["stats"].get("estimate") is True
-                if estimated and total >= limit:
-                    total = limit + 1  # only a lower bound: certainly too big for one window
-                w["estimated"] = estimated
-                if w["from"] == 0 and w.get("left_of") is not None and len(stack) > 1 and not estimated:
-                    stack[-2]["expect"] = max(int(w.pop("left_of")) - total, 0)
-                w["total"] = total
+                total = self._window_total(w, data)
                 if w["from"] == 0 and total > limit and not w.get("capped"):
-                    parts = self._split(w)
-                    stack.pop()
-                    if parts is None:
-                        w["capped"] = True
-                        stack.append(w)
-                        log.warning("ntrs: %s holds %d records, over the window of %d", ranges, total, limit)
-                    else:
-                        stack.extend(reversed(parts))  # earliest range on top
+                    if self._split_top(w, ranges):
                         yield Page([], copy.deepcopy(st))
                         continue
-                results = [r for r in data["results"] if isinstance(r, dict)]
-                w["from"] += len(data["results"])
-                w["total"] = total
-                finished = not data["results"] or w["from"] >= total
-                if w.get("capped") and w["from"] >= limit and total > limit:
-                    skipped[f"over the {limit}-record result window on {ranges}"] = total - limit
-                    finished = True
-            else:
-                results, total, finished = [], w.get("total", 0), True
-                skipped[f"over the {limit}-record result window on {ranges}"] = max(total - limit, 0)
+                results, finished, skipped = _read_window(w, data, total, limit, ranges)
             if finished:
                 stack.pop()
                 st["in_windows"] += total
             st["done"] += len(results)
             yield Page(results, copy.deepcopy(st), skipped)
 
+    def _window_total(self, w: dict[str, Any], data: dict[str, Any]) -> int:
+        """The window's ``stats.total`` (an estimate that reaches the limit counts as too big), and
+        on a left half's first page what that leaves for its right sibling (``expect``)."""
+        stack = self.state["stack"]
+        limit = self.state["limit"]
+        total = int(data["stats"]["total"])
+        estimated = data["stats"].get("estimate") is True
+        if estimated and total >= limit:
+            total = limit + 1  # only a lower bound: certainly too big for one window
+        w["estimated"] = estimated
+        if w["from"] == 0 and w.get("left_of") is not None and len(stack) > 1 and not estimated:
+            stack[-2]["expect"] = max(int(w.pop("left_of")) - total, 0)
+        w["total"] = total
+        return total
+
+    def _split_top(self, w: dict[str, Any], ranges: dict[str, list[str]]) -> bool:
+        """Replace the top window, too big for the result window, by its halves (True); a window
+        that cannot be split is marked ``capped`` and read as far as the limit allows (False)."""
+        stack = self.state["stack"]
+        parts = self._split(w)
+        stack.pop()
+        if parts is None:
+            w["capped"] = True
+            stack.append(w)
+            log.warning("ntrs: %s holds %d records, over the window of %d", ranges, w["total"], self.state["limit"])
+            return False
+        stack.extend(reversed(parts))  # earliest range on top
+        return True
+
     def _gap(self) -> Iterator[Page]:
         """Find records without a publication date: the tail of each created window's published sort."""
         st = self.state
         stack: list[dict[str, Any]] = st["gap_stack"]
-        pub = {"published": st["published_range"]}
         while stack:
             w = stack[-1]
-            created = {"created": w["created"]}
-            limit = st["limit"]
             if w["offset"] is None:
-                capped = False
-                if "whole" in w:  # known from the parent minus the left sibling: no request needed
-                    whole, dated = w["whole"], w["dated"]
-                else:
-                    whole, capped = self._count(created)
-                    dated = self._count({**created, **pub})[0] if not capped else 0
-                    if capped:
-                        whole = max(whole, limit + 1)  # a lower bound: split further
-                if w.get("left_of") and len(stack) > 1 and not capped:
-                    parent_whole, parent_dated = w.pop("left_of")
-                    stack[-2]["whole"] = max(parent_whole - whole, 0)
-                    stack[-2]["dated"] = max(parent_dated - dated, 0)
-                if whole - dated <= 0:
-                    stack.pop()
-                    yield Page([], copy.deepcopy(st))
+                planned = self._plan_gap(w)
+                if planned is not None:
+                    yield planned
                     continue
-                if whole > limit:
-                    halves = _split_range(*w["created"])
-                    stack.pop()
-                    if halves is None and capped:  # totals are lower bounds: nothing to count
-                        log.warning("ntrs: created day %s holds over %d records; records on it without "
-                                    "a publication date cannot be checked", w["created"][0], limit)
-                        yield Page([], copy.deepcopy(st))
-                    elif halves is None:  # read the undated records the window reaches, count the rest
-                        reachable = max(0, limit - dated)
-                        if reachable:
-                            w.update(offset=dated, end=dated + reachable)
-                            stack.append(w)
-                        yield Page([], copy.deepcopy(st),
-                                   {f"undated records past the result window on created {w['created']}":
-                                    whole - dated - reachable})
-                    else:
-                        right = {"created": halves[1], "offset": None}
-                        left: dict[str, Any] = {"created": halves[0], "offset": None}
-                        if not capped:
-                            left["left_of"] = [whole, dated]
-                        stack.extend([right, left])
-                        yield Page([], copy.deepcopy(st))
-                    continue
-                w["offset"], w["end"] = dated, whole
-            size = min(st["page_size"], w["end"] - w["offset"], limit - w["offset"])
-            try:
-                data = self._search(created, w["offset"], size) if size > 0 else {"results": []}
-            except ClientError as exc:
-                if not self._shrink_limit(exc, w["offset"], size):
-                    raise HarvestError(f"ntrs: {exc.message}") from exc
+            size = min(st["page_size"], w["end"] - w["offset"], st["limit"] - w["offset"])
+            data = self._try_search({"created": w["created"]}, w["offset"], size) if size > 0 else {"results": []}
+            if data is None:
                 w["offset"] = None  # count again and split under the smaller window
                 w.pop("whole", None)
                 w.pop("left_of", None)
@@ -297,6 +267,79 @@ class NtrsWalker:
                 stack.pop()
             st["done"] += len(results)
             yield Page(results, copy.deepcopy(st))
+
+    def _plan_gap(self, w: dict[str, Any]) -> Page | None:
+        """Count the top created window: drop it when it holds no undated record, split it when it
+        holds more than the limit (a page to yield either way), else set the offsets to read."""
+        st = self.state
+        whole, dated, capped = self._gap_counts(w)
+        if whole - dated <= 0:
+            st["gap_stack"].pop()
+            return Page([], copy.deepcopy(st))
+        if whole > st["limit"]:
+            return self._split_gap(w, whole, dated, capped)
+        w["offset"], w["end"] = dated, whole
+        return None
+
+    def _gap_counts(self, w: dict[str, Any]) -> tuple[int, int, bool]:
+        """All records and dated ones in the window's created range, and whether the totals are only
+        lower bounds; what the left half leaves of its parent is passed on to the right half."""
+        st = self.state
+        stack = st["gap_stack"]
+        created = {"created": w["created"]}
+        capped = False
+        if "whole" in w:  # known from the parent minus the left sibling: no request needed
+            whole, dated = w["whole"], w["dated"]
+        else:
+            whole, capped = self._count(created)
+            dated = self._count({**created, "published": st["published_range"]})[0] if not capped else 0
+            if capped:
+                whole = max(whole, st["limit"] + 1)  # a lower bound: split further
+        if w.get("left_of") and len(stack) > 1 and not capped:
+            parent_whole, parent_dated = w.pop("left_of")
+            stack[-2]["whole"] = max(parent_whole - whole, 0)
+            stack[-2]["dated"] = max(parent_dated - dated, 0)
+        return whole, dated, capped
+
+    def _split_gap(self, w: dict[str, Any], whole: int, dated: int, capped: bool) -> Page:
+        """Replace a created window holding more than the limit by its halves; a single day is read
+        as far as the limit reaches and the rest counted as skipped."""
+        st = self.state
+        stack = st["gap_stack"]
+        limit = st["limit"]
+        halves = _split_range(*w["created"])
+        stack.pop()
+        if halves is None and capped:  # totals are lower bounds: nothing to count
+            log.warning("ntrs: created day %s holds over %d records; records on it without "
+                        "a publication date cannot be checked", w["created"][0], limit)
+            return Page([], copy.deepcopy(st))
+        if halves is None:  # read the undated records the window reaches, count the rest
+            reachable = max(0, limit - dated)
+            if reachable:
+                w.update(offset=dated, end=dated + reachable)
+                stack.append(w)
+            return Page([], copy.deepcopy(st),
+                        {f"undated records past the result window on created {w['created']}":
+                         whole - dated - reachable})
+        right = {"created": halves[1], "offset": None}
+        left: dict[str, Any] = {"created": halves[0], "offset": None}
+        if not capped:
+            left["left_of"] = [whole, dated]
+        stack.extend([right, left])
+        return Page([], copy.deepcopy(st))
+
+
+def _read_window(w: dict[str, Any], data: dict[str, Any], total: int, limit: int,
+                 ranges: dict[str, list[str]]) -> tuple[list[dict[str, Any]], bool, dict[str, int]]:
+    """The page's citations, whether the window is finished, and what a capped window leaves unread."""
+    results = [r for r in data["results"] if isinstance(r, dict)]
+    w["from"] += len(data["results"])
+    finished = not data["results"] or w["from"] >= total
+    skipped: dict[str, int] = {}
+    if w.get("capped") and w["from"] >= limit and total > limit:
+        skipped[f"over the {limit}-record result window on {ranges}"] = total - limit
+        finished = True
+    return results, finished, skipped
 
 
 def _has_published(item: dict[str, Any]) -> bool:
