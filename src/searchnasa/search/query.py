@@ -24,20 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from searchnasa.search.query_tree import (
-    And,
-    MatchAll,
-    Node,
-    Not,
-    Or,
-    Phrase,
-    Prefix,
-    SourceIs,
-    Term,
-    YearRange,
-    describe,
-    tree_depth,
-)
+from searchnasa.search.query_tree import (And, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, YearRange,
+                                         describe, positive_texts, tree_depth)
+from searchnasa.search.reading import read_as_typed
 
 FIELD_ALIASES = {
     "title": "title", "ti": "title",
@@ -58,6 +47,9 @@ class ParsedQuery:
     raw: str
     tree: Node
     notices: list[str] = field(default_factory=list)
+    # every word and phrase as typed (stop words too): what a semantic model reads, since the
+    # tree keeps only the words a record must hold (:mod:`.reading`)
+    typed_words: list[str] = field(default_factory=list)
 
     @property
     def interpreted(self) -> str:
@@ -414,4 +406,7 @@ def parse(text: str) -> ParsedQuery:
         tree = MatchAll()
     elif isinstance(tree, Not) or (isinstance(tree, And) and all(isinstance(c, Not) for c in tree.children)):
         notices.append("Only exclusions given: showing all records except those.")
-    return ParsedQuery(text or "", tree, notices)
+    typed = positive_texts(tree)
+    if not any(tok.kind == "AND" for tok in toks):  # an explicit AND asks for every word
+        tree = read_as_typed(tree)
+    return ParsedQuery(text or "", tree, notices, typed)
