@@ -9,7 +9,7 @@ import pytest
 
 from searchnasa.records import Record
 from searchnasa.search.query import parse
-from searchnasa.search.query_tree import Or, describe
+from searchnasa.search.query_tree import Nearby, Or, describe
 from searchnasa.search.reading import STOP_WORDS, required_words
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
@@ -58,11 +58,13 @@ def test_long_queries_need_a_share_of_their_words_never_fewer_than_two() -> None
 
 def test_stop_words_are_not_required_but_the_model_reads_them() -> None:
     parsed = parse(QUESTION)
-    assert isinstance(parsed.tree, Or) and parsed.tree.minimum == required_words(len(CONTENT))
-    assert [c.text for c in parsed.tree.children] == CONTENT
+    group, nearby = parsed.tree.children  # the words a record needs, and their order as typed
+    assert isinstance(group, Or) and group.minimum == required_words(len(CONTENT))
+    assert [c.text for c in group.children] == CONTENT
+    assert isinstance(nearby, Nearby) and nearby.words == tuple(QUESTION.split())
     assert parsed.interpreted.startswith(f"at least {required_words(len(CONTENT))} of (effect, heat")
     assert parsed.typed_words == QUESTION.split()
-    assert not {c.text for c in parsed.tree.children} & STOP_WORDS
+    assert not {c.text for c in group.children} & STOP_WORDS
 
 
 def test_a_query_of_stop_words_only_keeps_them() -> None:
