@@ -48,7 +48,7 @@ def test_cost_follows_the_term_dictionaries(service: SearchService) -> None:
     rare, common = parse("regolith").tree, parse("the").tree
     assert 0 < postings_cost(searcher, rare) < postings_cost(searcher, common)
     either = parse("regolith OR the").tree
-    both = parse("regolith the").tree
+    both = parse("regolith AND the").tree  # AND: every word required, stop words too
     assert postings_cost(searcher, either) == postings_cost(searcher, rare) + postings_cost(searcher, common)
     assert postings_cost(searcher, both) == 2 * postings_cost(searcher, rare)  # driven by the rarer word
     assert postings_cost(searcher, parse("-the").tree) == searcher.num_docs

@@ -21,20 +21,8 @@ import tantivy
 from searchnasa.errors import BadInput
 from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
 from searchnasa.search import lexical
-from searchnasa.search.query_tree import (
-    And,
-    IdSet,
-    MatchAll,
-    Node,
-    Not,
-    Or,
-    Phrase,
-    Prefix,
-    SourceIs,
-    Term,
-    YearRange,
-    tree_depth,
-)
+from searchnasa.search.query_tree import (And, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix, SourceIs,
+                                         Term, YearRange, tree_depth)
 from searchnasa.settings import default_of, env_number
 
 DEFAULT_COUNT_BUDGET = int(default_of("COUNT_BUDGET"))
@@ -97,6 +85,8 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
         return sum(2 * _doc_freq(searcher, field, token) for field in _phrase_fields(node) for token in tokens)
     if isinstance(node, (MatchAll, YearRange, SourceIs)):
         return total_docs
+    if isinstance(node, Nearby):  # only scores the matches the other parts find
+        return 0
     if isinstance(node, IdSet):
         return len(node.ids)
     if isinstance(node, Not):  # "everything except": a full scan, the exclusion skipped through
@@ -104,7 +94,8 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
     if isinstance(node, Or):
         return sum(postings_cost(searcher, child, _depth + 1) for child in node.children)
     if isinstance(node, And):  # excluded parts are skipped through, like the non-driving ones
-        required = [postings_cost(searcher, c, _depth + 1) for c in node.children if not isinstance(c, Not)]
+        required = [postings_cost(searcher, c, _depth + 1) for c in node.children
+                    if not isinstance(c, (Not, Nearby))]
         return min(required) * len(required) if required else total_docs
     return total_docs
 
@@ -119,7 +110,7 @@ def _dedupe(node: Node) -> Node:
         children = tuple(dict.fromkeys(_dedupe(c) for c in node.children))
         if len(children) == 1:
             return children[0]
-        return type(node)(children)
+        return Or(children, min(node.minimum, len(children))) if isinstance(node, Or) else And(children)
     if isinstance(node, Not):
         return Not(_dedupe(node.child))
     return node
@@ -141,14 +132,15 @@ def _prune(searcher: tantivy.Searcher, node: Node, budget: int, depth: int = 0) 
         spent = 0
         for child in ranked:
             cost = postings_cost(searcher, child)
-            if kept and spent + cost > budget:
+            # "at least m of" keeps m alternatives: at least m of fewer words still narrows
+            if len(kept) >= node.minimum and spent + cost > budget:
                 break
             child, _ = _prune(searcher, child, budget - spent, depth + 1)
             kept.append(child)
             spent += postings_cost(searcher, child)
         order = {c: i for i, c in enumerate(node.children)}
         kept.sort(key=lambda c: order.get(c, len(order)))
-        return (kept[0] if len(kept) == 1 else Or(tuple(kept))), True
+        return (kept[0] if len(kept) == 1 else Or(tuple(kept), node.minimum)), True
     if isinstance(node, And):
         parts, cut = [], False
         for child in node.children:

@@ -85,9 +85,10 @@ class PageSlice:
 
 
 def semantic_candidates(setup: SemanticSetup, mode: Mode, tree: Node, searcher: tantivy.Searcher,
-                        schema: tantivy.Schema, notices: list[str]) -> Candidates:
+                        schema: tantivy.Schema, notices: list[str], typed_words: list[str] | None = None) -> Candidates:
     """Ask the provider for candidates and admit those the query's strict part and filters allow;
-    explains in ``notices`` why a search stayed lexical."""
+    explains in ``notices`` why a search stayed lexical. The model reads ``typed_words`` (the
+    query as typed, stop words included) when given, else the words the tree holds."""
     if mode == "lexical" or isinstance(tree, IdSet):
         return Candidates("lexical")
     provider = setup.provider
@@ -100,7 +101,7 @@ def semantic_candidates(setup: SemanticSetup, mode: Mode, tree: Node, searcher: 
             notices.append("The query holds only exact parts (phrases, fields, exclusions); "
                            "showing keyword matches.")
         return Candidates("lexical")
-    text = " ".join(positive_texts(tree))
+    text = " ".join(typed_words or positive_texts(tree))
     try:
         wait = {"wait": setup.wait} if setup.wait is not None else {}
         found = provider.query_candidates(text, SEMANTIC_K, **wait)

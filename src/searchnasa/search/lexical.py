@@ -24,19 +24,8 @@ from searchnasa.index.schema import (
     TITLE_BOOST,
     word_pairs,
 )
-from searchnasa.search.query_tree import (
-    And,
-    IdSet,
-    MatchAll,
-    Node,
-    Not,
-    Or,
-    Phrase,
-    Prefix,
-    SourceIs,
-    Term,
-    YearRange,
-)
+from searchnasa.search.query_tree import (And, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix, SourceIs, Term,
+                                         YearRange)
 from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur
@@ -235,7 +224,13 @@ def adjacent_pairs(children: Sequence[Node]) -> list[str]:
     """
     pairs: list[str] = []
     run: list[str] = []
-    for child in list(children) + [None]:  # type: ignore[list-item]
+    typed = [c for c in children if isinstance(c, Nearby)]
+    if typed:  # the words as typed (stop words too) say what stood side by side
+        return list(dict.fromkeys(word_pairs(PLAIN_ANALYZER.analyze(" ".join(typed[0].words)))))
+    flat: list[Node | None] = []
+    for child in children:  # the words of an "at least m of" group were typed side by side
+        flat.extend(child.children if isinstance(child, Or) and child.minimum > 1 else (child,))
+    for child in flat + [None]:
         if isinstance(child, Term) and child.field is None:
             run.extend(PLAIN_ANALYZER.analyze(child.text))
             continue
@@ -265,9 +260,16 @@ def partial_query(schema: tantivy.Schema, node: Node,
     out (candidates already satisfy them). None when the query is not a conjunction of two or more
     parts: a candidate then either matches the query itself or holds none of it.
     """
+    if isinstance(node, Or) and node.minimum > 1:
+        node = And((node,))  # "at least m of": a record holding fewer words still gets their score
     if not isinstance(node, And):
         return None
-    parts = [child for child in node.children if not isinstance(child, Not)]
+    parts: list[Node] = []
+    for child in node.children:
+        if isinstance(child, Or) and child.minimum > 1:
+            parts.extend(child.children)  # each word scores on its own, as inside the group
+        elif not isinstance(child, (Not, Nearby)):  # Nearby scores below, with the proximity clause
+            parts.append(child)
     if len(parts) < 2:
         return None
     clauses = [(Occur.Should, compile_node(schema, child, searcher)) for child in parts]
@@ -295,6 +297,8 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
         return Q.term_set_query(schema, "id", list(node.ids))
     if isinstance(node, MatchAll):
         return Q.all_query()
+    if isinstance(node, Nearby):  # alone it would match nothing: it only adds to a match's score
+        return proximity_query(schema, (node,)) or Q.empty_query()
     if isinstance(node, Not):
         return Q.boolean_query([(Occur.Must, Q.all_query()),
                                 (Occur.MustNot, compile_node(schema, node.child, searcher))])
@@ -303,6 +307,8 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
         for child in node.children:
             if isinstance(child, Not):
                 clauses.append((Occur.MustNot, compile_node(schema, child.child, searcher)))
+            elif isinstance(child, Nearby):
+                continue  # scored by the proximity clause below
             else:
                 clauses.append((Occur.Must, compile_node(schema, child, searcher)))
         if all(occ == Occur.MustNot for occ, _ in clauses):
@@ -312,7 +318,8 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
             clauses.append((Occur.Should, proximity))
         return Q.boolean_query(clauses)
     if isinstance(node, Or):
-        alternatives = Q.boolean_query([(Occur.Should, compile_node(schema, c, searcher)) for c in node.children])
+        alternatives = Q.boolean_query([(Occur.Should, compile_node(schema, c, searcher)) for c in node.children],
+                                       minimum_number_should_match=node.minimum if node.minimum > 1 else None)
         proximity = proximity_query(schema, node.children)
         if proximity is None:
             return alternatives

@@ -24,20 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from searchnasa.search.query_tree import (
-    And,
-    MatchAll,
-    Node,
-    Not,
-    Or,
-    Phrase,
-    Prefix,
-    SourceIs,
-    Term,
-    YearRange,
-    describe,
-    tree_depth,
-)
+from searchnasa.search.query_tree import (And, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, YearRange,
+                                         describe, positive_texts, tree_depth)
+from searchnasa.search.query_lexer import Token, lex
+from searchnasa.search.reading import read_as_typed
 
 FIELD_ALIASES = {
     "title": "title", "ti": "title",
@@ -58,78 +48,13 @@ class ParsedQuery:
     raw: str
     tree: Node
     notices: list[str] = field(default_factory=list)
+    # every word and phrase as typed (stop words too): what a semantic model reads, since the
+    # tree keeps only the words a record must hold (:mod:`.reading`)
+    typed_words: list[str] = field(default_factory=list)
 
     @property
     def interpreted(self) -> str:
         return describe(self.tree)
-
-
-# -- lexing -------------------------------------------------------------------------------------
-
-@dataclass
-class _Tok:
-    kind: str  # WORD PHRASE LPAREN RPAREN OR AND NOT MINUS FIELD
-    value: str = ""
-    pos: int = 0
-
-
-_FIELD_RE = re.compile(r"^([A-Za-z]+):(.*)$", re.S)
-_BREAK = set(' \t\r\n()"')
-
-
-def _lex(text: str, notices: list[str]) -> list[_Tok]:
-    toks: list[_Tok] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch.isspace():
-            i += 1
-        elif ch == "(":
-            toks.append(_Tok("LPAREN", pos=i))
-            i += 1
-        elif ch == ")":
-            toks.append(_Tok("RPAREN", pos=i))
-            i += 1
-        elif ch == '"' or ch == "\u201c" or ch == "\u201d":
-            end = _find_quote(text, i + 1)
-            if end < 0:
-                notices.append("Added the missing closing quote.")
-                toks.append(_Tok("PHRASE", text[i + 1:], i))
-                i = n
-            else:
-                toks.append(_Tok("PHRASE", text[i + 1:end], i))
-                i = end + 1
-        elif ch == "-" and i + 1 < n and not text[i + 1].isspace() and text[i + 1] != "-" and (
-                not toks or toks[-1].kind != "FIELD" or toks[-1].pos + len(toks[-1].value) + 1 != i):
-            toks.append(_Tok("MINUS", pos=i))
-            i += 1
-        else:
-            j = i
-            while j < n and text[j] not in _BREAK and text[j] not in "\u201c\u201d":
-                j += 1
-            word = text[i:j]
-            m = _FIELD_RE.match(word)
-            if m:
-                toks.append(_Tok("FIELD", m.group(1), i))
-                if m.group(2):
-                    toks.append(_Tok("WORD", m.group(2), i + len(m.group(1)) + 1))
-            elif word == "OR" or word == "||":
-                toks.append(_Tok("OR", pos=i))
-            elif word == "AND" or word == "&&":
-                toks.append(_Tok("AND", pos=i))
-            elif word == "NOT":
-                toks.append(_Tok("NOT", pos=i))
-            else:
-                toks.append(_Tok("WORD", word, i))
-            i = j
-    return toks
-
-
-def _find_quote(text: str, start: int) -> int:
-    for k in range(start, len(text)):
-        if text[k] in '"\u201c\u201d':
-            return k
-    return -1
 
 
 # -- parsing ------------------------------------------------------------------------------------
@@ -138,16 +63,16 @@ MAX_NESTING = 32  # deeper nesting is ignored (with a notice): every tree walk s
 
 
 class _Parser:
-    def __init__(self, toks: list[_Tok], notices: list[str]) -> None:
+    def __init__(self, toks: list[Token], notices: list[str]) -> None:
         self.toks = toks
         self.i = 0
         self.depth = 0
         self.notices = notices
 
-    def peek(self) -> _Tok | None:
+    def peek(self) -> Token | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
 
-    def take(self) -> _Tok:
+    def take(self) -> Token:
         tok = self.toks[self.i]
         self.i += 1
         return tok
@@ -214,16 +139,9 @@ class _Parser:
         return flat[0] if len(flat) == 1 else Or(tuple(flat))
 
     def unary(self, fld: str | None) -> Node | None:
-        if self.depth >= MAX_NESTING:  # deeper "(", NOT and "-" add nothing but stack depth
-            skipped = False
-            while (ahead := self.peek()) is not None and ahead.kind in ("LPAREN", "NOT", "MINUS"):
-                self.take()
-                skipped = True
-            if skipped:
-                self.note(f"Ignored parentheses and NOTs nested deeper than {MAX_NESTING} levels.")
-            ahead = self.peek()
-            if ahead is None or ahead.kind in ("RPAREN", "OR", "AND"):
-                return None
+        """One operand: a word, phrase, field clause or parenthesized group, after any NOTs."""
+        if self.depth >= MAX_NESTING and not self._skip_deep_openers():
+            return None
         tok = self.take()
         negations = 0
         while tok.kind in ("NOT", "MINUS"):  # iterative: a long run of NOTs must not recurse
@@ -236,35 +154,9 @@ class _Parser:
             tok = self.take()
         if negations:
             self.i -= 1
-            self.depth += 1
-            try:
-                child = self.unary(fld)
-            finally:
-                self.depth -= 1
-            if child is None:
-                return None
-            if negations % 2 == 0:  # NOT NOT x reads as x
-                return child
-            return child.child if isinstance(child, Not) else Not(child)
-        if tok.kind == "LPAREN" and self.depth >= MAX_NESTING:
-            self.note(f"Ignored parentheses nested deeper than {MAX_NESTING} levels.")
-            while tok.kind == "LPAREN":  # skip the run without recursing
-                nxt = self.peek()
-                if nxt is None or nxt.kind in ("OR", "RPAREN", "AND"):
-                    return None
-                tok = self.take()
-            self.i -= 1
-            return self.unary(fld)
+            return self._negated(fld, negations)
         if tok.kind == "LPAREN":
-            self.depth += 1
-            inner = self.or_expr(fld)
-            nxt = self.peek()
-            if nxt is not None and nxt.kind == "RPAREN":
-                self.take()
-            else:
-                self.note("Added the missing closing parenthesis.")
-            self.depth -= 1
-            return inner
+            return self._group(tok, fld)
         if tok.kind == "RPAREN":  # defensive: callers stop before ")"
             self.note("Ignored an unmatched closing parenthesis.")
             return None
@@ -276,7 +168,51 @@ class _Parser:
             return None
         return _word(tok.value, fld, self)
 
-    def fielded(self, tok: _Tok, outer: str | None) -> Node | None:
+    def _skip_deep_openers(self) -> bool:
+        """Past ``MAX_NESTING``, further "(", NOT and "-" add nothing but stack depth: skip them.
+        False when nothing is left to read as an operand."""
+        skipped = False
+        while (ahead := self.peek()) is not None and ahead.kind in ("LPAREN", "NOT", "MINUS"):
+            self.take()
+            skipped = True
+        if skipped:
+            self.note(f"Ignored parentheses and NOTs nested deeper than {MAX_NESTING} levels.")
+        ahead = self.peek()
+        return not (ahead is None or ahead.kind in ("RPAREN", "OR", "AND"))
+
+    def _negated(self, fld: str | None, negations: int) -> Node | None:
+        """The operand after ``negations`` NOTs: NOT NOT x reads as x."""
+        self.depth += 1
+        try:
+            child = self.unary(fld)
+        finally:
+            self.depth -= 1
+        if child is None or negations % 2 == 0:
+            return child
+        return child.child if isinstance(child, Not) else Not(child)
+
+    def _group(self, tok: Token, fld: str | None) -> Node | None:
+        """A parenthesized group; a missing ")" is added (and said)."""
+        if self.depth >= MAX_NESTING:
+            self.note(f"Ignored parentheses nested deeper than {MAX_NESTING} levels.")
+            while tok.kind == "LPAREN":  # skip the run without recursing
+                nxt = self.peek()
+                if nxt is None or nxt.kind in ("OR", "RPAREN", "AND"):
+                    return None
+                tok = self.take()
+            self.i -= 1
+            return self.unary(fld)
+        self.depth += 1
+        inner = self.or_expr(fld)
+        nxt = self.peek()
+        if nxt is not None and nxt.kind == "RPAREN":
+            self.take()
+        else:
+            self.note("Added the missing closing parenthesis.")
+        self.depth -= 1
+        return inner
+
+    def fielded(self, tok: Token, outer: str | None) -> Node | None:
         name = FIELD_ALIASES.get(tok.value.lower())
         nxt = self.peek()
         attached = nxt is not None and nxt.pos == tok.pos + len(tok.value) + 1 and nxt.kind in (
@@ -385,7 +321,7 @@ def _year(text: str, parser: _Parser) -> Node | None:
 MAX_TREE_DEPTH = 60
 
 
-def _flat(toks: list[_Tok], notices: list[str]) -> Node | None:
+def _flat(toks: list[Token], notices: list[str]) -> Node | None:
     """The query as plain words and phrases, every operator dropped (the last-resort reading)."""
     notices.append("The query nests too deeply to follow; read its words and phrases, all required.")
     parts: list[Node] = []
@@ -401,7 +337,7 @@ def _flat(toks: list[_Tok], notices: list[str]) -> Node | None:
 def parse(text: str) -> ParsedQuery:
     """Parse ``text``; never raises. An empty query becomes :class:`MatchAll`."""
     notices: list[str] = []
-    toks = _lex(text or "", notices)
+    toks = lex(text or "", notices)
     try:
         tree = _Parser(toks, notices).parse() if toks else None
         if tree is not None and tree_depth(tree) > MAX_TREE_DEPTH:
@@ -414,4 +350,7 @@ def parse(text: str) -> ParsedQuery:
         tree = MatchAll()
     elif isinstance(tree, Not) or (isinstance(tree, And) and all(isinstance(c, Not) for c in tree.children)):
         notices.append("Only exclusions given: showing all records except those.")
-    return ParsedQuery(text or "", tree, notices)
+    typed = positive_texts(tree)
+    if not any(tok.kind == "AND" for tok in toks):  # an explicit AND asks for every word
+        tree = read_as_typed(tree)
+    return ParsedQuery(text or "", tree, notices, typed)

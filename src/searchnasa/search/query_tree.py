@@ -70,10 +70,24 @@ class And:
 
 @dataclass(frozen=True)
 class Or:
+    """Alternatives: a record matches when it holds at least ``minimum`` of them (1: any one;
+    more for a long question read as typed, see :mod:`searchnasa.search.reading`)."""
+
     children: tuple["Node", ...]
+    minimum: int = 1
 
 
-Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, IdSet, MatchAll, Not, And, Or]
+@dataclass(frozen=True)
+class Nearby:
+    """The bare words as typed, in order, stop words too: records holding them side by side (the
+    phrase-like matches) score higher. Only scores, never decides which records match; added where
+    the reading (:mod:`searchnasa.search.reading`) dropped or loosened words, so the words' order
+    is not lost with them."""
+
+    words: tuple[str, ...]
+
+
+Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, IdSet, MatchAll, Not, And, Or, Nearby]
 
 
 def tree_depth(node: Node) -> int:
@@ -113,8 +127,13 @@ def describe(node: Node, top: bool = True) -> str:
     if isinstance(node, Not):
         return "NOT " + describe(node.child, top=False)
     if isinstance(node, And):
-        text = " AND ".join(describe(c, top=False) for c in node.children)
+        shown = [c for c in node.children if not isinstance(c, Nearby)]
+        if len(shown) == 1:
+            return describe(shown[0], top)
+        text = " AND ".join(describe(c, top=False) for c in shown)
         return text if top else f"({text})"
+    if isinstance(node, Or) and node.minimum > 1:
+        return f"at least {node.minimum} of ({', '.join(describe(c, top=False) for c in node.children)})"
     if isinstance(node, Or):
         text = " OR ".join(describe(c, top=False) for c in node.children)
         return text if top else f"({text})"

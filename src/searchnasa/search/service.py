@@ -69,6 +69,7 @@ class _Reading:
     redirect_id: str | None = None  # an identifier naming exactly one record
     suggestion: str | None = None  # "Did you mean", offered, never applied
     lower_bound: bool = False  # the tree was cut to the work budget
+    typed_words: list[str] = field(default_factory=list)  # what the semantic model reads
 
 
 @dataclass
@@ -160,7 +161,8 @@ class SearchService:
         reading = self._read(req, searcher, schema)
         lexical = self._lexical(searcher, schema, reading.tree, req)
         setup = SemanticSetup(self.semantic, self.semantic_wait, self.fusion_method)
-        cands = semantic_candidates(setup, req.mode, reading.tree, searcher, schema, reading.notices)
+        cands = semantic_candidates(setup, req.mode, reading.tree, searcher, schema, reading.notices,
+                                    reading.typed_words)
         base = _base_query(schema, lexical.main, cands)
         # The facets need only the query and the filters: counted on another thread meanwhile.
         # They learn the number of matches from their own exact source pass rather than from the
@@ -205,7 +207,7 @@ class SearchService:
         """Parse the text; an identifier typed alone becomes the records it names; words the index
         does not hold get a suggestion; a query over the work budget is narrowed (:mod:`.budget`)."""
         parsed = parse(req.q)
-        reading = _Reading(parsed.tree, parsed.interpreted, list(parsed.notices))
+        reading = _Reading(parsed.tree, parsed.interpreted, list(parsed.notices), typed_words=parsed.typed_words)
         ids, guess = identify(searcher, schema, req.q, self._existing_store) if req.q.strip() else ([], None)
         if ids:
             reading = _Reading(IdSet(tuple(ids)), f"identifier {req.q.strip()}",
