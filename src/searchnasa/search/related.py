@@ -2,14 +2,18 @@
 
 Candidates come from two places and are fused:
 
-- **lexical more-like-this**: the seeds' most distinctive terms (tf x idf over title, abstract and
-  keywords, common words dropped) run as one weighted query on the Tantivy index;
+- **lexical**: the seed's own words (title, abstract, keywords) as one search on the index, every
+  word optional and BM25-scored the way a search scores them (title matches and words side by
+  side count more): the same lexical arm a hybrid search of the seed's text would run;
 - **semantic neighbours**: the nearest vectors to the seeds' mean embedding (when the records
   have been embedded; without vectors the lexical half works alone).
 
-Each candidate's score is a weighted sum of its cosine to the seeds and its normalized lexical
-score, plus small boosts for a shared subject category, organization or report series, minus its
-similarity to the negative seeds. The record itself and its exact duplicates (same DOI, or same
+Each candidate's score fuses the two as hybrid search does (each list min-max normalized, then a
+weighted sum, ``W_SEMANTIC`` on the cosine), plus small boosts for a shared subject category,
+organization or report series, minus its similarity to the negative seeds. The seed is a whole
+paper, so all of it is used: an earlier form kept only its 30 most distinctive terms with
+hand-made weights and ranked below a plain hybrid search of the same text on every eval set
+(bench/README.md, "Related papers"). The record itself and its exact duplicates (same DOI, or same
 title with near-identical text) are never listed. Reasons name what was measured:
 "similar abstract 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
 """
@@ -30,7 +34,10 @@ from searchnasa.errors import BadInput, NotFound
 from searchnasa.index.schema import stem_tokens
 from searchnasa.limits import MAX_SEEDS, NO_DATE_LABEL
 from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.search.fusion import weighted_sum
+from searchnasa.search.lexical import compile_node
 from searchnasa.search.protocols import SemanticProvider
+from searchnasa.search.query_tree import Or, Term
 from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
 from searchnasa.search.schemas import RelatedItem
 from searchnasa.search.text import cut_at_last_space
@@ -43,11 +50,11 @@ MAX_LIMIT = 100
 ABSTRACT_PREVIEW_CHARS = 300
 
 # Tuning (chosen on the sample's proxies and the SciFact related-mode run; see bench/README.md).
-MLT_TERMS = 30            # distinctive terms per query
-MLT_MAX_DF_RATIO = 0.25   # terms in more than this share of documents say nothing
+EXPLAIN_TERMS = 200       # distinctive seed terms weighed for the "shared terms" reason
+MAX_DF_RATIO = 0.25       # terms in more than this share of documents say nothing
+MAX_SEED_WORDS = 150      # the seed's words searched (a long abstract's first 150 say what it is)
 CANDIDATES = 200          # taken from each of the lexical and the semantic lists
-W_SEMANTIC = 0.65
-W_LEXICAL = 0.35
+W_SEMANTIC = 0.7          # chosen on SciFact in related mode, confirmed on NPL and CSFCube
 BOOST_SUBJECT = 0.04      # per shared subject category, at most two counted
 BOOST_ORGANIZATION = 0.02
 BOOST_SERIES = 0.03
@@ -67,6 +74,7 @@ STOPWORDS = frozenset(
     suggests discussed discuss discusses simple described describes include including presents""".split()
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
+_SEED_WORD = re.compile(r"[^\W_][\w\-]*")
 
 
 @dataclass
@@ -121,7 +129,7 @@ def _semantic_ready(parts: RelatedParts) -> bool:
 
 # -- terms -------------------------------------------------------------------------------------
 def _distinctive_terms(seeds: Sequence[Seed], searcher: tantivy.Searcher, n_docs: int,
-                       limit: int = MLT_TERMS) -> dict[str, float]:
+                       limit: int = EXPLAIN_TERMS) -> dict[str, float]:
     """Stemmed term -> weight (saturated tf x BM25 idf), title words counted twice."""
     tf: Counter[str] = Counter()
     for seed in seeds:
@@ -135,7 +143,7 @@ def _distinctive_terms(seeds: Sequence[Seed], searcher: tantivy.Searcher, n_docs
     weights: dict[str, float] = {}
     for term, count in tf.items():
         df = max(searcher.doc_freq("abstract", term), searcher.doc_freq("title", term))
-        if df == 0 or df > MLT_MAX_DF_RATIO * n_docs:
+        if df == 0 or df > MAX_DF_RATIO * n_docs:
             continue
         idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
         weights[term] = idf * (count / (count + 1.2))
@@ -143,21 +151,25 @@ def _distinctive_terms(seeds: Sequence[Seed], searcher: tantivy.Searcher, n_docs
     return dict(top)
 
 
+def seed_words(seeds: Sequence[Seed]) -> list[str]:
+    """The seeds' words in order (title, abstract, keywords), at most ``MAX_SEED_WORDS``: repeated
+    words stay, so a word the paper keeps using weighs more, as in the text itself."""
+    words: list[str] = []
+    for seed in seeds:
+        extra = " ".join(seed.record.keywords) if seed.record else ""
+        words.extend(_SEED_WORD.findall(f"{seed.title} {seed.abstract} {extra}"))
+    return words[:MAX_SEED_WORDS]
+
+
 def _lexical_candidates(parts: RelatedParts, seeds: Sequence[Seed], k: int) -> dict[str, float]:
-    searcher = parts.searcher_fn()
-    n_docs = max(1, searcher.num_docs)
-    terms = _distinctive_terms(seeds, searcher, n_docs)
-    if not terms:
+    """The top ``k`` records for the seeds' words searched with any word optional, and their BM25."""
+    words = seed_words(seeds)
+    if not words:
         return {}
-    clauses = []
-    for term, weight in terms.items():
-        for fname, fboost in (("title", 1.5), ("abstract", 1.0)):
-            q = tantivy.Query.term_query(parts.schema, fname, term)
-            clauses.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, weight * fboost)))
-    query = tantivy.Query.boolean_query(clauses)
-    result = searcher.search(query, limit=k, count=False)
+    searcher = parts.searcher_fn()
+    query = compile_node(parts.schema, Or(tuple(Term(w) for w in words)), searcher)
     out: dict[str, float] = {}
-    for score, addr in result.hits:
+    for score, addr in searcher.search(query, limit=k, count=False).hits:
         rid = searcher.doc(addr).get_first("id")
         if rid:
             out[rid] = float(score)
@@ -295,12 +307,12 @@ def _candidates(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[
                     c.negative = max(c.negative, float(np.dot(v, neg_centroid)))
     for rid in exclude:
         cands.pop(rid, None)
-    for c in cands.values():
-        if c.cosine is not None:
-            c.score = W_SEMANTIC * c.cosine + W_LEXICAL * c.lexical
-        else:
-            c.score = W_LEXICAL * c.lexical if centroid is not None else c.lexical
-        c.score -= NEGATIVE_WEIGHT * c.negative
+    cosines = [(rid, c.cosine) for rid, c in cands.items() if c.cosine is not None]
+    # the seeds themselves (a record's best lexical match) are out before normalizing
+    lex = [(rid, score) for rid, score in lexical.items() if rid in cands]
+    fused = dict(weighted_sum(lex, cosines, W_SEMANTIC if cosines else 0.0))
+    for rid, c in cands.items():
+        c.score = fused.get(rid, 0.0) - NEGATIVE_WEIGHT * c.negative
     return cands
 
 
