@@ -90,7 +90,9 @@ def test_meaning_without_matching_words_says_so(service: SearchService) -> None:
     lexical = service.search(SearchRequest(q="exoplanet habitability", mode="lexical"))
     assert lexical.total == 0  # no sample record holds both words
     resp = service.search(SearchRequest(q="exoplanet habitability", mode="hybrid", per_page=100))
-    assert resp.mode == "hybrid" and resp.total == len(resp.results) > 0
+    # nothing matches: no record is counted, the records close in meaning are listed as such
+    assert resp.mode == "hybrid" and resp.total == 0 and resp.extras_total == len(resp.results) > 0
+    assert all(h.close_in_meaning and h.missing_words for h in resp.results)
     assert NO_WORD_MATCH in resp.notices
     words = service.search(SearchRequest(q="battery thermal runaway", mode="hybrid"))
     assert words.total > 0 and NO_WORD_MATCH not in words.notices

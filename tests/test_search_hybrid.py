@@ -85,7 +85,10 @@ def test_provider_protocol_is_runtime_checkable() -> None:
     assert isinstance(FixedCandidates([]), SemanticProvider)
 
 
-def test_hybrid_adds_semantic_candidates_and_counts_the_union(settings, records) -> None:
+def test_hybrid_counts_the_matches_and_lists_close_candidates_after_them(settings, records) -> None:
+    """The hybrid contract: the matches are the result set (counted, ranked by the fused score);
+    candidates close in meaning that do not match are extras, listed after every match, labelled
+    with the words they lack and counted apart."""
     lexical = SearchService(settings)
     lex_ids = all_ids(lexical, "propeller noise", mode="lexical")
     outside = [rid for rid, r in records.items() if rid not in lex_ids and r.source == "ntrs"][:5]
@@ -95,10 +98,18 @@ def test_hybrid_adds_semantic_candidates_and_counts_the_union(settings, records)
     resp = hybrid.search(SearchRequest(q="propeller noise", mode="hybrid", per_page=100))
     assert resp.mode == "hybrid"
     assert provider.asked and provider.asked[0][0] == "propeller noise"
-    assert resp.total == len(lex_ids) + len(outside)
+    assert resp.total == len(lex_ids) and resp.extras_total == len(outside)
     every = all_ids(hybrid, "propeller noise", mode="hybrid")
-    assert len(every) == resp.total and len(set(every)) == resp.total
-    assert set(every) == set(lex_ids) | set(outside)
+    assert len(every) == len(set(every)) == resp.total + resp.extras_total
+    assert set(every[:resp.total]) == set(lex_ids) and set(every[resp.total:]) == set(outside)
+    extras = [h for h in resp.results if h.close_in_meaning]
+    assert {h.id for h in extras} == set(outside)
+    for hit in extras:  # each lacks at least one of the two words, and says which
+        assert hit.missing_words and set(hit.missing_words) <= {"propeller", "noise"}
+        assert all(not contains_word(records[hit.id], w) for w in hit.missing_words)
+    assert not any(h.close_in_meaning or h.missing_words for h in resp.results if h.id in lex_ids)
+    off = hybrid.search(SearchRequest(q="propeller noise", mode="hybrid", per_page=100, extras=False))
+    assert off.total == resp.total and off.extras_total == 0 and {h.id for h in off.results} == set(lex_ids)
     # a candidate ranked first semantically and present lexically rises to the top of the fusion
     assert resp.results[0].id in inside + [lex_ids[0]]
 
@@ -106,10 +117,10 @@ def test_hybrid_adds_semantic_candidates_and_counts_the_union(settings, records)
 @pytest.mark.parametrize("q", ["propeller noise", "propeller"])
 @pytest.mark.parametrize("filters", [{}, {"year_from": 1900}, {"source": "ntrs"}])
 @pytest.mark.parametrize("exact_max", [None, 20])
-def test_hybrid_total_is_the_union_on_every_page(settings, records, monkeypatch, q: str, filters: dict,
-                                                 exact_max: int | None) -> None:
+def test_hybrid_total_counts_the_matches_on_every_page(settings, records, monkeypatch, q: str, filters: dict,
+                                                       exact_max: int | None) -> None:
     """Above the facets' exact threshold (``exact_max`` 20 puts the sample there) a page inside
-    the fused head does not count the union itself when the source facet counts it exactly (no
+    the fused head does not count the matches itself when the source facet counts them exactly (no
     source filter); the total must be the same either way, and on every page."""
     if exact_max is not None:
         import searchnasa.search.facets as svc
@@ -120,10 +131,11 @@ def test_hybrid_total_is_the_union_on_every_page(settings, records, monkeypatch,
     service = SearchService(settings, semantic=FixedCandidates(outside + sorted(lex_ids)[:2]))
     every = all_ids(service, q, mode="hybrid", **filters)
     assert len(every) == len(set(every)) and set(every) == lex_ids | set(outside)
+    assert set(every[:len(lex_ids)]) == lex_ids  # the matches first, then the extras
     for page in (1, 2):
         resp = service.search(SearchRequest(q=q, mode="hybrid", per_page=4, page=page, **filters))
         assert resp.mode == "hybrid" and len(resp.results) == 4
-        assert resp.total == len(every)
+        assert resp.total == len(lex_ids) and resp.extras_total == len(outside)
 
 
 def test_semantic_candidates_must_match_phrases_exclusions_fields_and_filters(settings, records) -> None:

@@ -54,7 +54,8 @@ def search_cmd(
         print_json(resp.model_dump(mode="json"))
         return
     count = f"At least {resp.total:,}" if resp.total_is_lower_bound else f"{resp.total:,}"
-    console.print(f"[bold]{count} records[/bold] · Page {resp.page} · {escape(resp.interpreted)} "
+    extras = f" · {resp.extras_total:,} more close in meaning" if resp.extras_total else ""
+    console.print(f"[bold]{count} records[/bold]{extras} · Page {resp.page} · {escape(resp.interpreted)} "
                   f"({resp.mode}, {resp.took_ms:.1f} ms)", highlight=False)
     if resp.suggestion:
         console.print(f"Did you mean: [bold]{escape(resp.suggestion)}[/bold]?", highlight=False)
@@ -64,6 +65,9 @@ def search_cmd(
     for i, hit in enumerate(resp.results, start=start + 1):
         console.print(Text.assemble(f"\n{i}. ", (hit.title, "bold")), highlight=False)
         console.print(f"   {hit.source_label} · {hit.date_label} · {hit.id}", highlight=False)
+        if hit.close_in_meaning:
+            lacks = f"; does not contain: {', '.join(hit.missing_words)}" if hit.missing_words else ""
+            console.print(f"   close in meaning{lacks}", highlight=False, markup=False)
         if hit.url:
             console.print(f"   {hit.url}", highlight=False, markup=False)
         for copy in hit.also_in:

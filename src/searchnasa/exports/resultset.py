@@ -18,11 +18,12 @@ def iter_result_records(service: SearchService, req: SearchRequest, limit: int,
                         first: SearchResponse | None = None) -> Iterator[Record]:
     """Yield up to ``limit`` records matching ``req`` (its ``page``/``per_page`` are replaced).
 
-    Every record is exported, copies of one work included (the search does not fold them).
+    Every record is exported, copies of one work included (the search does not fold them); only
+    records that match: a hybrid search's extras (close in meaning only) are not part of it.
     ``first`` is page 1 when the caller already fetched it (the web does, so errors surface
     before streaming).
     """
-    req = req.model_copy(update={"page": 1, "per_page": MAX_PER_PAGE})
+    req = req.model_copy(update={"page": 1, "per_page": MAX_PER_PAGE, "extras": False})
     resp = first if first is not None else service.search(req, fold_copies=False)
     page, sent = 1, 0
     while resp.results and sent < limit:

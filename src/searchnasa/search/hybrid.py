@@ -1,9 +1,14 @@
 """Hybrid retrieval: semantic candidates admitted through the query's strict part, and the
-relevance page over lexical ∪ semantic (the fused head, then the lexical tail).
+relevance page: the records that match the query, ranked by the fused score (the fused head, then
+the lexical tail), then the records only close in meaning.
 
-Semantic candidates are admitted only if they satisfy the query's strict part (phrases, field
-clauses, exclusions) and every filter, so a hybrid page never shows what the query excludes, and
-its total counts the union exactly. Fusion (:mod:`.fusion`) is a min-max weighted sum of BM25 and
+The contract: the result set is the records that match the query as read. They alone are
+counted in ``total`` and the facets, and only they are sorted by date. Semantic candidates that
+match are ranked among them by the fused score; candidates that do not match are *extras*: listed
+after every match (on the last pages, or filling a page when fewer records match), labelled, and
+counted apart (``extras_total``). Semantic candidates are admitted only if they satisfy the
+query's strict part (phrases, field clauses, exclusions) and every filter, so a hybrid page never
+shows what the query excludes. Fusion (:mod:`.fusion`) is a min-max weighted sum of BM25 and
 the cosine of every fused candidate (lexical hits included) when the provider can score given
 records, reciprocal rank fusion otherwise or on request (``fusion_method="rrf"``).
 """
@@ -82,6 +87,8 @@ class PageSlice:
     total: int | None
     ranked: list[Ranked]
     lexical_matches: int = -1
+    extras_total: int = 0  # records close in meaning that do not match (listed after the matches)
+    extra_keys: frozenset[int] = frozenset()  # which of ``ranked`` are such extras, by key
 
 
 def semantic_candidates(setup: SemanticSetup, mode: Mode, tree: Node, searcher: tantivy.Searcher,
@@ -138,18 +145,18 @@ def _admitted(searcher: tantivy.Searcher, schema: tantivy.Schema, tree: Node, id
 
 
 def fused_page(view: Retrieval, cands: Candidates, setup: SemanticSetup, offset: int, limit: int,
-               may_skip_count: bool) -> PageSlice:
-    """Relevance order over lexical ∪ semantic: fused head, then the lexical tail.
+               may_skip_count: bool, extras: bool = True) -> PageSlice:
+    """The matches in relevance order (fused head, then the lexical tail), then, when ``extras``,
+    the candidates close in meaning that do not match.
 
-    The union is counted here unless ``may_skip_count`` (no source filter: the facets' exact
-    source pass counts the same set) and it is larger than the facets count in one pass
-    (they then run that source pass anyway), and the page lies inside the fused head (the
-    lexical tail needs the total); the total is then None.
+    The matches are counted here unless ``may_skip_count`` (no source filter: the facets' exact
+    source pass counts the same set) and there are more than the facets count in one pass, and
+    the page lies inside the fused head; the total is then None.
 
     The lexical scores are normalized between the best and 0 when the lexical list holds every
     match (fewer than ``FUSION_DEPTH``): the last of three records holding every word used to
     score like a record holding none. A truncated list keeps its last score as the floor."""
-    searcher, schema = view.searcher, view.schema
+    searcher = view.searcher
     addr_of, sem_rank = _semantic_ranks(view, cands.admitted)
     if cands.mode == "semantic":
         window = sem_rank[offset:offset + limit]
@@ -168,17 +175,37 @@ def fused_page(view: Retrieval, cands: Candidates, setup: SemanticSetup, offset:
         fused = _weighted_head(view, cands, setup.provider, lexical, sem_rank, addr_of)
     if fused is None:
         fused = fusion.reciprocal_rank_fusion([[str(k) for k in lex_keys], [str(k) for k in sem_rank]])
-    union = Q.boolean_query([
-        (Occur.Should, view.main),
-        (Occur.Should, Q.const_score_query(Q.term_set_query(schema, "id", cands.admitted), 0.0))])
-    page = [Ranked(addr_of[int(k)], score) for k, score in fused[offset:offset + limit]]
+    outside = _not_matching(view, cands.admitted, sem_rank)
+    head = [(int(k), score) for k, score in fused if int(k) not in outside]
+    close = [(int(k), score) for k, score in fused if int(k) in outside] if extras else []
+    page = [Ranked(addr_of[k], score) for k, score in head[offset:offset + limit]]
     total: int | None = None
     if not may_skip_count or lexical_matches <= facets.FACET_EXACT_MAX or len(page) < limit:
-        total = int(searcher.search(with_filters(union, view.filters), limit=1, count=True).count or 0)
+        total = int(searcher.search(lex_query, limit=1, count=True).count or 0)
     if total is not None and len(page) < limit and offset + len(page) < total:
-        page.extend(_lexical_tail(view, lex_query, [int(k) for k, _ in fused], addr_of,
-                                  max(0, offset - len(fused)), limit - len(page)))
-    return PageSlice(total, page, lexical_matches if lex.hits else 0)
+        page.extend(_lexical_tail(view, lex_query, [k for k, _ in head], addr_of,
+                                  max(0, offset - len(head)), limit - len(page)))
+    if total is not None and len(page) < limit and close:  # past the last match: the extras
+        skip = max(0, offset - total)
+        page.extend(Ranked(addr_of[k], score) for k, score in close[skip:skip + limit - len(page)])
+    return PageSlice(total, page, lexical_matches if lex.hits else 0, len(close),
+                     frozenset(k for k, _ in close))
+
+
+def _not_matching(view: Retrieval, admitted: list[str], sem_rank: list[int]) -> set[int]:
+    """The keys of the admitted candidates (under the filters: ``sem_rank``) that do not match
+    the query itself: the extras."""
+    if not sem_rank:
+        return set()
+    searcher = view.searcher
+    ranked = set(sem_rank)
+    ids = [rid for rid in admitted if id_key(rid) in ranked]
+    check = with_filters(Q.boolean_query([
+        (Occur.Must, Q.const_score_query(Q.term_set_query(view.schema, "id", ids), 0.0)),
+        (Occur.Must, view.main)]), view.filters)
+    hits = searcher.search(check, limit=len(ids), count=False).hits
+    matching = set(searcher.fast_field_values("key", [a for _, a in hits]))
+    return {k for k in sem_rank if k not in matching}
 
 
 def _semantic_ranks(view: Retrieval, admitted: list[str]) -> tuple[dict[int, Any], list[int]]:

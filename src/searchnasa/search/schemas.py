@@ -32,6 +32,8 @@ class SearchRequest(BaseModel):
     subject: list[str] = Field(default_factory=list)
     organization: list[str] = Field(default_factory=list)
     mode: Mode = "hybrid"
+    # hybrid mode: after the records that match, show records close in meaning that do not
+    extras: bool = True
 
 
 class FacetBucket(BaseModel):
@@ -58,6 +60,10 @@ class SearchHit(BaseModel):
     subjects: list[str] = Field(default_factory=list)
     score: float = 0.0
     also_in: list[dict[str, str]] = Field(default_factory=list)
+    # hybrid mode: a record close in meaning that does not match the query (shown after the
+    # matches, never counted in ``total``), and the typed words it does not contain
+    close_in_meaning: bool = False
+    missing_words: list[str] = Field(default_factory=list)
 
 
 class SearchResponse(BaseModel):
@@ -66,6 +72,8 @@ class SearchResponse(BaseModel):
     notices: list[str] = Field(default_factory=list)
     total: int
     total_is_lower_bound: bool = False
+    # hybrid mode: records close in meaning that do not match, listed after the ``total`` matches
+    extras_total: int = 0
     # What ``total`` and the facet counts count: records. Copies of one work held by both sources
     # are folded into one card per page ("Also in"), but every copy still counts as a record.
     count_unit: Literal["records"] = "records"

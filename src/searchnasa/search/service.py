@@ -22,6 +22,7 @@ import tantivy
 
 from searchnasa.errors import BadInput, NotFound
 from searchnasa.index.reader import IndexReader
+from searchnasa.index.schema import id_key
 from searchnasa.records import Record
 from searchnasa.settings import Settings, get_settings
 from searchnasa.store import Store, open_store
@@ -50,9 +51,9 @@ from searchnasa.search.lexical import (
 )
 from searchnasa.search.protocols import SemanticProvider
 from searchnasa.search.query import parse
-from searchnasa.search.query_tree import IdSet, Node, positive_parts
+from searchnasa.search.query_tree import IdSet, Node, describe, positive_parts
 from searchnasa.search.ranked import lexical_page
-from searchnasa.search.schemas import SearchRequest, SearchResponse
+from searchnasa.search.schemas import SearchHit, SearchRequest, SearchResponse
 from searchnasa.search.snippets import highlight_for
 
 Q = tantivy.Query
@@ -177,12 +178,14 @@ class SearchService:
         # a total of None means "not counted by the page": the facets' exact source pass has it
         total = page.total if page.total is not None else sum(b.count for b in facet_counts["source"])
         mode = cands.mode
-        if mode == "hybrid" and page.lexical_matches == 0 and total:
+        if mode == "hybrid" and page.lexical_matches == 0 and page.extras_total:
             reading.notices.append(NO_WORD_MATCH)
         if mode == "hybrid" and not cands.admitted:
             mode = "lexical"
         highlight = highlight_for(reading.tree)
         results = [hit_card(searcher, r, highlight) for r in page.ranked]
+        if page.extra_keys:
+            _label_extras(lexical, reading.tree, results, page.extra_keys)
         redirect_id = reading.redirect_id
         if redirect_id is not None and not any(h.id == redirect_id for h in results):
             redirect_id = None  # filtered out: do not send the user to a record the filters hide
@@ -190,6 +193,7 @@ class SearchService:
             query=req.q, interpreted=f"Read as: {reading.interpreted}", notices=reading.notices, total=total,
             total_is_lower_bound=reading.lower_bound, page=req.page, per_page=req.per_page, mode=mode,
             suggestion=reading.suggestion, results=results, facets=facet_counts, redirect_id=redirect_id,
+            extras_total=page.extras_total,
             facets_estimated=estimated, took_ms=round((time.perf_counter() - started) * 1000, 3),
         )
 
@@ -258,15 +262,31 @@ def _page(req: SearchRequest, lexical: _Lexical, cands: Candidates, base: tantiv
     view = Retrieval(searcher, schema, lexical.main, all_filters, lexical.ranking,
                      lexical.word_matches if lexical.ranking is not None else None,
                      partial_query(schema, lexical.tree, searcher))
-    return fused_page(view, cands, setup, offset, req.per_page, may_skip_count="source" not in lexical.filters)
+    return fused_page(view, cands, setup, offset, req.per_page, may_skip_count="source" not in lexical.filters,
+                      extras=req.extras)
+
+
+def _label_extras(lexical: _Lexical, tree: Node, hits: list[SearchHit], extra_keys: frozenset[int]) -> None:
+    """Mark the extras on a page ("close in meaning") with the typed words and phrases each lacks."""
+    extras = [h for h in hits if id_key(h.id) in extra_keys]
+    if not extras:
+        return
+    searcher, schema = lexical.searcher, lexical.schema
+    ids = Q.const_score_query(Q.term_set_query(schema, "id", [h.id for h in extras]), 0.0)
+    holding: dict[str, set[str]] = {}
+    for part in dict.fromkeys(positive_parts(tree)):
+        query = Q.boolean_query([(Occur.Must, ids), (Occur.Must, compile_node(schema, part, searcher))])
+        found = searcher.search(query, limit=len(extras), count=False).hits
+        holding[describe(part)] = {searcher.doc(a).get_first("id") for _, a in found}
+    for hit in extras:
+        hit.close_in_meaning = True
+        hit.missing_words = [word for word, have in holding.items() if hit.id not in have]
 
 
 def _base_query(schema: tantivy.Schema, main: tantivy.Query, cands: Candidates) -> tantivy.Query:
-    """What the page's count and the facets count: the admitted candidates in semantic mode, the
-    union in hybrid mode, else the lexical query."""
+    """What the page's count and the facets count: the admitted candidates in semantic mode, else
+    the records that match the query (in hybrid mode too: records only close in meaning are
+    extras, counted apart, see :mod:`.hybrid`)."""
     if cands.mode == "semantic":
         return Q.term_set_query(schema, "id", cands.admitted) if cands.admitted else Q.empty_query()
-    if cands.mode == "hybrid" and cands.admitted:
-        admitted = Q.const_score_query(Q.term_set_query(schema, "id", cands.admitted), 0.0)
-        return Q.boolean_query([(Occur.Should, main), (Occur.Should, admitted)])
     return main

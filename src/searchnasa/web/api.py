@@ -88,8 +88,12 @@ def api_search(
     filters: SearchFilters,
     page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
     per_page: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = 20,
+    extras: Annotated[bool, Query(description=(
+        "Hybrid mode: after the records that match (counted in `total`), list records close in meaning "
+        "that do not match (counted in `extras_total`, marked `close_in_meaning` with their `missing_words`)."
+    ))] = True,
 ) -> SearchResponse:
-    req = filters.model_copy(update={"page": page, "per_page": per_page})
+    req = filters.model_copy(update={"page": page, "per_page": per_page, "extras": extras})
     return services(request).search().search(req)
 
 

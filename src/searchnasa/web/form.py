@@ -60,8 +60,9 @@ def read_search_form(request: Request) -> tuple[SearchRequest, list[str]]:
     year_to = _int_or_none(params.get("year_to"), YEAR_MIN, YEAR_MAX, notices, "year")
     lists = {name: [v for v in params.getlist(name) if v.strip()][:MAX_FILTER_VALUES]
              for name, _ in FILTER_FACETS}
+    extras = params.get("extras", "1") not in ("0", "off", "false", "no")
     req = SearchRequest(q=q, source=source, page=page, per_page=PER_PAGE, sort=sort, mode=mode,
-                        year_from=year_from, year_to=year_to, **lists)
+                        year_from=year_from, year_to=year_to, extras=extras, **lists)
     return req, notices
 
 
@@ -79,4 +80,6 @@ def form_params(req: SearchRequest) -> list[tuple[str, str]]:
         out.append(("sort", req.sort))
     if req.mode != "hybrid":
         out.append(("mode", req.mode))
+    if not req.extras:
+        out.append(("extras", "0"))
     return out

@@ -89,7 +89,8 @@ def _search_page(request: Request) -> Response:
     resp: SearchResponse = services(request).search().search(req)
     if resp.redirect_id:
         return RedirectResponse(record_url(resp.redirect_id), status_code=303)
-    last_page = max(1, min(MAX_PAGE, math.ceil(resp.total / req.per_page))) if resp.total else 1
+    listed = resp.total + resp.extras_total  # the matches, then the records only close in meaning
+    last_page = max(1, min(MAX_PAGE, math.ceil(listed / req.per_page))) if listed else 1
     return render(
         "search.html",
         req=req,
@@ -99,7 +100,9 @@ def _search_page(request: Request) -> Response:
         read_as=_read_as(resp),
         tabs=_source_tabs(req, resp),
         last_page=last_page,
-        pages=page_numbers(resp.page, last_page),
+        past_the_end=listed > 0 and resp.page > last_page,
+        extras_toggle_url=search_url(req, extras=None if not req.extras else 0),
+        pages=page_numbers(min(resp.page, last_page), last_page),
         page_url=lambda n: search_url(req, page=n),
         clear_filters_url=clear_filters_url(req),
         facets=_facet_lists(req, resp),
