@@ -28,3 +28,14 @@ def contains_phrase(rec: Record, phrase: str) -> bool:
 def contains_word(rec: Record, word: str) -> bool:
     stem = stem_tokens(word)
     return any(has_sequence(stem_tokens(t), stem) for t in searched_texts(rec))
+
+
+def load_records(home) -> dict[str, Record]:
+    """Every record of a data home, by id (read-only)."""
+    from searchnasa.store import open_store
+
+    store = open_store(home, readonly=True)
+    try:
+        return {rec.id: rec for _, rec in store.iter_records()}
+    finally:
+        store.close()

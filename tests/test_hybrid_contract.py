@@ -12,9 +12,8 @@ import httpx
 import pytest
 
 from searchnasa.records import Record
-from searchnasa.store import open_store
 
-from search_util import contains_word
+from search_util import contains_word, load_records
 from server_util import Server, copy_home, running_server
 
 
@@ -37,10 +36,7 @@ def client(server: Server) -> httpx.Client:
 
 @pytest.fixture(scope="module")
 def records(indexed_home: Path) -> dict[str, Record]:
-    store = open_store(indexed_home, readonly=True)
-    out = {rec.id: rec for _, rec in store.iter_records()}
-    store.close()
-    return out
+    return load_records(indexed_home)
 
 
 def search(client: httpx.Client, **params) -> dict:

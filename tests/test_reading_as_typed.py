@@ -14,9 +14,8 @@ from searchnasa.search.reading import STOP_WORDS, required_words
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
-from searchnasa.store import open_store
 
-from search_util import contains_phrase, contains_word
+from search_util import contains_phrase, contains_word, load_records
 
 QUESTION = "what is the effect of the heat flux on the thermal protection of a reentry vehicle"
 CONTENT = ["effect", "heat", "flux", "thermal", "protection", "reentry", "vehicle"]
@@ -29,10 +28,7 @@ def service(indexed_home: Path) -> SearchService:
 
 @pytest.fixture(scope="module")
 def records(indexed_home: Path) -> dict[str, Record]:
-    store = open_store(indexed_home, readonly=True)
-    out = {rec.id: rec for _, rec in store.iter_records()}
-    store.close()
-    return out
+    return load_records(indexed_home)
 
 
 def every_id(service: SearchService, q: str, mode: str = "lexical") -> tuple[list[str], int]:

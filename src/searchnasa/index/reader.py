@@ -60,6 +60,12 @@ class IndexReader:
             self._stamp = self._current_stamp()
 
     @property
+    def stamp(self) -> tuple[int, int] | None:
+        """The commit this reader serves (CURRENT's and the generation's meta.json's mtimes); None
+        before it has opened an index. The facet cache keys on it."""
+        return self._stamp if self._index is not None else None
+
+    @property
     def index(self) -> tantivy.Index:
         self._refresh()
         assert self._index is not None

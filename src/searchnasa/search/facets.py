@@ -72,7 +72,7 @@ def index_snapshot(reader: IndexReader) -> Snapshot | None:
     """What identifies the index snapshot the reader's next searcher serves: the live generation
     and the reader's stamp of its commit (``IndexReader`` reloads when either changes); None
     before the reader has opened an index."""
-    stamp = getattr(reader, "_stamp", None)
+    stamp = reader.stamp
     if reader.generation is None or stamp is None:
         return None
     return (str(reader.generation), stamp)
