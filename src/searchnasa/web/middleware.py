@@ -1,5 +1,5 @@
 """One ASGI middleware at the edge of the app: request ids, security headers, the access log, the
-optional per-client rate limit, and the last line of defence against unexpected exceptions.
+optional per-client rate limit, the request body limit, and the last line of defence against unexpected exceptions.
 
 It is a plain ASGI middleware (not Starlette's ``BaseHTTPMiddleware``) so that it wraps every
 response, including the 500 it produces itself, and costs almost nothing per request.
@@ -31,6 +31,7 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
     (b"referrer-policy", b"strict-origin-when-cross-origin"),
     (b"x-frame-options", b"DENY"),
 ]
+DEFAULT_MAX_BODY_BYTES = 1 << 20  # SEARCHNASA_MAX_BODY_BYTES's default
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 Scope = dict[str, Any]
@@ -92,9 +93,11 @@ class EdgeMiddleware:
     """Adds request ids and security headers, logs one structured line per request, rate-limits,
     and turns any uncaught exception into a logged 500 JSON answer without a stack trace."""
 
-    def __init__(self, app: ASGIApp, rate_limit_per_minute: int = 0) -> None:
+    def __init__(self, app: ASGIApp, rate_limit_per_minute: int = 0,
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.app = app
         self.limiter = RateLimiter(rate_limit_per_minute)
+        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -126,6 +129,16 @@ class EdgeMiddleware:
                         "rate_limited", f"too many requests; retry after {retry_after} s"),
                         [(b"retry-after", retry_after.encode())])
                     return
+            if _has_body(scope):
+                declared = _content_length(scope)
+                body = None if declared is not None and declared > self.max_body_bytes \
+                    else await _read_body(receive, self.max_body_bytes)
+                if body is None:
+                    await _send_json(send_wrapper, 413, json_error_body(
+                        "too_large", f"request body over {self.max_body_bytes:,} bytes"),
+                        [(b"connection", b"close")])
+                    return
+                receive = _replay(body, receive)
             await self.app(scope, receive, send_wrapper)
         except Exception:  # the last line of defence: log it, never show it
             log.exception("unhandled error request_id=%s path=%s", request_id, scope.get("path"))
@@ -145,6 +158,61 @@ class EdgeMiddleware:
                 "ms": round((time.perf_counter() - started) * 1000, 2),
                 "client": client,
             }).decode())
+
+
+def _header(scope: Scope, wanted: bytes) -> bytes | None:
+    for name, value in scope.get("headers", []):
+        if name == wanted:
+            return value
+    return None
+
+
+def _has_body(scope: Scope) -> bool:
+    """A request announces a body by a non-zero ``Content-Length`` or any ``Transfer-Encoding``."""
+    return _header(scope, b"transfer-encoding") is not None or (_content_length(scope) or 0) > 0
+
+
+def _content_length(scope: Scope) -> int | None:
+    value = _header(scope, b"content-length")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None  # the HTTP layer refuses a malformed length before the app sees it
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, counted as it arrives (chunked bodies have no length up front); ``None`` as
+    soon as it passes ``limit`` bytes, without reading the rest. A disconnect ends it early: the
+    app then sees an empty or partial body and the disconnect, as it would have."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app the body already read, then the server's own ``receive``
+    (which answers only when the client goes away: streamed responses listen for that)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def _accept(scope: Scope) -> str:

@@ -1,0 +1,101 @@
+"""Edge limits of the web server, on a real ``searchnasa serve`` (issue 18): the request body limit
+for every method, by ``Content-Length`` up front and counted for chunked bodies."""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from server_util import Server, copy_home, running_server
+
+DEADLINE = 10.0
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def server(indexed_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Server:
+    base = tmp_path_factory.mktemp("limits")
+    home = copy_home(indexed_home, base / "home")
+    with running_server(home, base / "server.log") as srv:
+        yield srv
+
+
+def exchange(server: Server, head: bytes, body: Iterable[bytes]) -> bytes:
+    """Send ``head`` then the body pieces, stopping as soon as the server answers (or hangs up);
+    return everything the server said until it closed or the answer was whole."""
+    url = urlsplit(server.base_url)
+    answer = b""
+    with socket.create_connection((url.hostname, url.port), timeout=DEADLINE) as sock:
+        sock.sendall(head)
+        for piece in body:
+            if select.select([sock], [], [], 0)[0]:
+                break  # the server has answered (or closed): stop sending
+            try:
+                sock.sendall(piece)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+                head_end = answer.find(b"\r\n\r\n")
+                if head_end != -1:
+                    length = next((int(line.split(b":", 1)[1]) for line in answer[:head_end].split(b"\r\n")
+                                   if line.lower().startswith(b"content-length:")), None)
+                    if length is not None and len(answer) - head_end - 4 >= length:
+                        break
+        except ConnectionResetError:
+            pass
+    return answer
+
+
+def status_and_json(answer: bytes) -> tuple[int, dict]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), json.loads(body)
+
+
+def assert_healthy(server: Server) -> None:
+    assert httpx.get(server.base_url + "/healthz", timeout=DEADLINE).status_code == 200
+    related = httpx.post(server.base_url + "/api/related", json={"ids": ["osti:3002493"]}, timeout=DEADLINE)
+    assert related.status_code == 200, related.text  # a small body is still read and answered
+
+
+@pytest.mark.parametrize("method,path", [("POST", "/api/related"), ("PUT", "/api/search"), ("GET", "/healthz")])
+def test_a_10_mb_body_with_content_length_is_refused_up_front(server: Server, method: str, path: str) -> None:
+    size = 10 * MiB
+    head = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {size}\r\n\r\n").encode()
+    # Only the first 64 KiB are ever sent: the answer comes on the length alone.
+    answer = exchange(server, head, [b"[" + b" " * 65535])
+    status, body = status_and_json(answer)
+    assert status == 413
+    assert body["error"]["code"] == "too_large" and "1,048,576 bytes" in body["error"]["message"]
+    assert_healthy(server)
+
+
+def test_a_10_mb_chunked_body_is_counted_and_refused(server: Server) -> None:
+    head = (b"POST /api/related HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    piece = b"%x\r\n%s\r\n" % (65536, b" " * 65536)
+    answer = exchange(server, head, [b"1\r\n[\r\n"] + [piece] * 160)  # 10 MiB, never finished
+    status, body = status_and_json(answer)
+    assert status == 413 and body["error"]["code"] == "too_large"
+    assert_healthy(server)
+
+
+def test_a_body_under_the_limit_is_read_whole(server: Server) -> None:
+    """A chunked body just under 1 MiB reaches the route intact (padding, then the ids)."""
+    payload = b" " * (MiB - 100) + b'{"ids": ["osti:3002493"]}'
+    head = (b"POST /api/related HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+    chunks = [b"%x\r\n%s\r\n" % (len(payload[i:i + 65536]), payload[i:i + 65536])
+              for i in range(0, len(payload), 65536)] + [b"0\r\n\r\n"]
+    status, body = status_and_json(exchange(server, head, chunks))
+    assert status == 200, body
+    assert body["seed_ids"] == ["osti:3002493"] and body["results"]
