@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from searchnasa.errors import FormatError
@@ -107,3 +108,46 @@ def test_a_first_line_over_the_detection_limit_asks_for_format(tmp_path: Path,
     with pytest.raises(FormatError, match="pass --format"):
         list(read_file(path))
     assert [r.payload["id"] for r in read_file(path, "records-jsonl")] == ["osti:1"]  # type: ignore[union-attr]
+
+
+# -- field size limits (issue 18, finding 5) ---------------------------------------------------
+
+
+def test_an_oversize_abstract_is_cut_with_a_visible_mark_and_stays_cut_alike(tmp_path: Path) -> None:
+    from searchnasa.limits import ABSTRACT_CUT_MARK, MAX_ABSTRACT_CHARS
+
+    raw = {"osti_id": "987000003", "title": "Long", "description": "word " * 5_000_000}  # 25 MB
+    rec = map_item("osti-api", raw)
+    mark = ABSTRACT_CUT_MARK.format(limit=MAX_ABSTRACT_CHARS)
+    assert rec.abstract is not None and rec.abstract.endswith(mark)
+    assert "abstract cut at 50,000 characters on import" in rec.abstract
+    assert len(rec.abstract) <= MAX_ABSTRACT_CHARS + len(mark)
+    assert rec.abstract.startswith("word word")
+    again = map_item("records-jsonl", orjson.loads(rec.to_json()))  # an export re-imported
+    assert again.abstract == rec.abstract
+    short = map_item("osti-api", {"osti_id": "987000004", "title": "Short", "description": "word " * 100})
+    assert short.abstract == ("word " * 100).strip()
+
+
+def test_oversize_titles_and_lists_are_refused_with_path_and_line(tmp_path: Path) -> None:
+    from searchnasa.limits import MAX_AUTHORS, MAX_KEYWORDS, MAX_TITLE_CHARS
+
+    lines = [
+        {"osti_id": "1", "title": "t" * (MAX_TITLE_CHARS + 1)},
+        {"osti_id": "2", "title": "ok", "authors": [f"Author{i}, A." for i in range(MAX_AUTHORS + 1)]},
+        {"osti_id": "3", "title": "ok", "subjects": [f"kw{i}" for i in range(MAX_KEYWORDS + 1)]},
+        {"osti_id": "4", "title": "ok", "authors": ["A" * 5000 + ", B."]},
+        {"osti_id": "5", "title": "a fine record", "description": "x " * 60_000},
+    ]
+    path = tmp_path / "osti.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(line) for line in lines) + b"\n")
+    done = run_cli("import", "--format", "osti-api", str(path), home=tmp_path / "home")
+    assert done.returncode != 0
+    err = done.stderr.replace("\n", "")
+    assert f"{path}:1: title of 2,001 characters (limit 2,000)" in err
+    assert f"{path}:2: 10,001 authors (limit 10,000)" in err
+    assert f"{path}:3: " in err and "(limit 2,000)" in err
+    assert f"{path}:4: an author, keyword or subject of" in err
+    assert f"{path}:5" not in err
+    assert "1 new" in done.stdout and "4 skipped" in done.stdout
+    assert stored(tmp_path / "home") == {"osti:5": "osti"}

@@ -21,6 +21,14 @@ import orjson
 from pydantic import ValidationError
 
 from searchnasa.errors import FormatError
+from searchnasa.limits import (
+    ABSTRACT_CUT_MARK,
+    MAX_ABSTRACT_CHARS,
+    MAX_AUTHORS,
+    MAX_ENTRY_CHARS,
+    MAX_KEYWORDS,
+    MAX_TITLE_CHARS,
+)
 from searchnasa.records import Record, make_id
 from searchnasa.ingest import ntrs, osti
 
@@ -76,6 +84,38 @@ def map_item(fmt: str, payload: Any) -> Record:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FormatError(f"cannot map record: {message}") from exc
     check_identity(record, fmt)
+    return enforce_limits(record)
+
+
+def enforce_limits(record: Record) -> Record:
+    """The record within the field limits of ``limits.py``, or a FormatError saying which is over.
+
+    Only the abstract is cut: it is long free text whose opening carries the meaning, and the cut
+    is said in the text itself, so a reader (and a search for it) sees it was cut, never silently.
+    A title, an author or keyword list, or one entry of them past its limit is refused instead:
+    such a field is not real metadata but a broken mapping or hostile input, and a record cut to
+    fit would look whole while being wrong (a truncated title is a different title, a cut author
+    list drops real people without a place to say so).
+    """
+    if len(record.title) > MAX_TITLE_CHARS:
+        raise FormatError(f"title of {len(record.title):,} characters (limit {MAX_TITLE_CHARS:,})")
+    if len(record.authors) > MAX_AUTHORS:
+        raise FormatError(f"{len(record.authors):,} authors (limit {MAX_AUTHORS:,})")
+    for name, values in (("keywords", record.keywords), ("subjects", record.subjects)):
+        if len(values) > MAX_KEYWORDS:
+            raise FormatError(f"{len(values):,} {name} (limit {MAX_KEYWORDS:,})")
+    entries = [*record.keywords, *record.subjects,
+               *(text for a in record.authors for text in (a.name, a.affiliation or ""))]
+    longest = max(entries, key=len, default="")
+    if len(longest) > MAX_ENTRY_CHARS:
+        raise FormatError(f"an author, keyword or subject of {len(longest):,} characters "
+                          f"(limit {MAX_ENTRY_CHARS:,})")
+    mark = ABSTRACT_CUT_MARK.format(limit=MAX_ABSTRACT_CHARS)
+    abstract = record.abstract
+    if abstract is not None and len(abstract) > MAX_ABSTRACT_CHARS \
+            and not (abstract.endswith(mark) and len(abstract) - len(mark) <= MAX_ABSTRACT_CHARS):
+        # A cut abstract (ours, re-imported from an export) is left as it is: cutting is idempotent.
+        record = record.model_copy(update={"abstract": abstract[:MAX_ABSTRACT_CHARS].rstrip() + mark})
     return record
 
 
