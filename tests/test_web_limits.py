@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import select
+import xml.etree.ElementTree as ET
 import socket
 from collections.abc import Iterable
 from pathlib import Path
@@ -99,3 +100,29 @@ def test_a_body_under_the_limit_is_read_whole(server: Server) -> None:
     status, body = status_and_json(exchange(server, head, chunks))
     assert status == 200, body
     assert body["seed_ids"] == ["osti:3002493"] and body["results"]
+
+
+# -- links that leave the page (the Atom feed) never follow a forged Host header ----------------
+
+
+def test_atom_links_ignore_a_forged_host_header(server: Server) -> None:
+    resp = httpx.get(server.base_url + "/search.atom", params={"q": "wing"},
+                     headers={"Host": "evil.example"}, timeout=DEADLINE)
+    assert resp.status_code == 200
+    assert "evil.example" not in resp.text
+    self_link = ET.fromstring(resp.content).find("{http://www.w3.org/2005/Atom}link[@rel='self']")
+    assert self_link is not None and self_link.get("href") == server.base_url + "/search.atom?q=wing"
+
+
+def test_the_public_url_setting_names_the_site(monkeypatch: pytest.MonkeyPatch) -> None:
+    from starlette.requests import Request
+
+    from searchnasa.web.urls import public_base_url, public_url
+
+    scope = {"type": "http", "scheme": "http", "server": ("10.0.0.5", 8000), "path": "/search.atom",
+             "query_string": b"q=x", "headers": [(b"host", b"evil.example")], "root_path": ""}
+    monkeypatch.delenv("SEARCHNASA_PUBLIC_URL", raising=False)
+    assert public_url(Request(scope)) == "http://10.0.0.5:8000/search.atom?q=x"
+    monkeypatch.setenv("SEARCHNASA_PUBLIC_URL", "https://search.example.org/")
+    assert public_base_url(Request(scope)) == "https://search.example.org"
+    assert public_url(Request(scope)) == "https://search.example.org/search.atom?q=x"

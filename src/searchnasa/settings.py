@@ -33,6 +33,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("CONTACT", "searchnasa@example.org", "contact put in the harvester's User-Agent"),
     # serving
     Variable("RATE_LIMIT_PER_MINUTE", "0", "web: requests a minute per client address (0: off)"),
+    Variable("PUBLIC_URL", "", "web: the site's public address for feed links (empty: the server's own)"),
     Variable("MAX_BODY_BYTES", "1048576", "web: largest request body accepted, in bytes (past it: 413)"),
     Variable("COUNT_BUDGET", "20000000", "postings an exact count may walk before it is cut"),
     Variable("FACET_CACHE", "256", "facet counts remembered per worker (0: off)"),
