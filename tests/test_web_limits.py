@@ -126,3 +126,25 @@ def test_the_public_url_setting_names_the_site(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("SEARCHNASA_PUBLIC_URL", "https://search.example.org/")
     assert public_base_url(Request(scope)) == "https://search.example.org"
     assert public_url(Request(scope)) == "https://search.example.org/search.atom?q=x"
+
+
+# -- the rate limit spares health checks and static files, and answers pages with a page --------
+
+
+def test_rate_limit_spares_health_and_static_and_pages_get_an_html_429(
+        indexed_home: Path, tmp_path: Path) -> None:
+    home = copy_home(indexed_home, tmp_path / "home")
+    env = {"SEARCHNASA_RATE_LIMIT_PER_MINUTE": "3"}
+    with running_server(home, tmp_path / "server.log", extra_env=env) as srv, \
+            httpx.Client(base_url=srv.base_url, timeout=DEADLINE) as client:
+        codes = [client.get("/api/search", params={"q": "wing", "mode": "lexical"}).status_code
+                 for _ in range(6)]
+        assert codes[0] == 200 and codes[-1] == 429, codes  # the bucket of this address is spent
+        for path in ("/healthz", "/readyz", "/static/style.css", "/static/favicon.svg"):
+            assert {client.get(path).status_code for _ in range(10)} == {200}, path
+        page = client.get("/search", params={"q": "wing"}, headers={"accept": "text/html"})
+        assert page.status_code == 429 and int(page.headers["retry-after"]) >= 1
+        assert page.headers["content-type"].startswith("text/html")
+        assert "<h1>Too many requests</h1>" in page.text and "retry after" in page.text
+        api = client.get("/api/search", params={"q": "wing"}, headers={"accept": "text/html"})
+        assert api.status_code == 429 and api.json()["error"]["code"] == "rate_limited"

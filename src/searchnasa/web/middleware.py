@@ -121,13 +121,17 @@ class EdgeMiddleware:
             await send(message)
 
         try:
-            if self.limiter.enabled:
+            if self.limiter.enabled and not _unthrottled(scope.get("path", "")):
                 wait = self.limiter.take(client)
                 if wait > 0:
                     retry_after = str(max(1, int(wait + 0.999)))
-                    await _send_json(send_wrapper, 429, json_error_body(
-                        "rate_limited", f"too many requests; retry after {retry_after} s"),
-                        [(b"retry-after", retry_after.encode())])
+                    message = f"too many requests; retry after {retry_after} s"
+                    headers = [(b"retry-after", retry_after.encode())]
+                    if wants_html(scope.get("path", ""), _accept(scope)):  # a page: a page to read
+                        await _send(send_wrapper, 429, _error_page(message, 429, "Too many requests"),
+                                    b"text/html; charset=utf-8", headers)
+                    else:
+                        await _send_json(send_wrapper, 429, json_error_body("rate_limited", message), headers)
                     return
             if _has_body(scope):
                 declared = _content_length(scope)
@@ -222,12 +226,22 @@ def _accept(scope: Scope) -> str:
     return ""
 
 
-def _error_page(message: str) -> bytes:
+# Never throttled: health checks (a balancer polls them), and the style sheet and icon a throttled
+# page itself needs.
+UNTHROTTLED_PATHS = ("/healthz", "/readyz")
+UNTHROTTLED_PREFIXES = ("/static/",)
+
+
+def _unthrottled(path: str) -> bool:
+    return path in UNTHROTTLED_PATHS or path.startswith(UNTHROTTLED_PREFIXES)
+
+
+def _error_page(message: str, status: int = 500, heading: str = "Something went wrong") -> bytes:
     """A self-contained error page: rendering templates is exactly what may have failed."""
     return (
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Error · Search NASA</title>"
         "<link rel=\"stylesheet\" href=\"/static/style.css\"></head><body><main>"
-        "<p class=\"kicker\">ERROR 500</p><h1>Something went wrong</h1>"
+        f"<p class=\"kicker\">ERROR {status}</p><h1>{html.escape(heading)}</h1>"
         f"<p class=\"error-message\">{html.escape(message)}</p><p><a href=\"/\">Back to search</a></p>"
         "</main></body></html>"
     ).encode()
