@@ -148,3 +148,28 @@ def test_rate_limit_spares_health_and_static_and_pages_get_an_html_429(
         assert "<h1>Too many requests</h1>" in page.text and "retry after" in page.text
         api = client.get("/api/search", params={"q": "wing"}, headers={"accept": "text/html"})
         assert api.status_code == 429 and api.json()["error"]["code"] == "rate_limited"
+
+
+# -- control characters from record text never reach the HTML ----------------------------------
+
+
+def test_control_characters_in_record_text_do_not_reach_the_page(indexed_home: Path, tmp_path: Path) -> None:
+    from searchnasa.records import Author, Record
+    from searchnasa.store import StoredItem, open_store
+
+    home = copy_home(indexed_home, tmp_path / "home")
+    record = Record(id="osti:9990000002", source="osti", source_id="9990000002",
+                    title="Synthetic bell\x07 and escape\x1b[31m title", keywords=["null\x00byte"],
+                    abstract="Synthetic tab\tand newline\nkept; form feed\x0c, DEL\x7f and \x01 gone.",
+                    authors=[Author(name="Back\x08space, A.")])
+    store = open_store(home)
+    store.upsert([StoredItem(record=record, raw_format="synthetic", raw=record.model_dump(mode="json"))])
+    store.close()
+    with running_server(home, tmp_path / "server.log") as srv:
+        page = httpx.get(srv.base_url + "/records/osti:9990000002", headers={"accept": "text/html"},
+                         timeout=DEADLINE)
+    assert page.status_code == 200
+    text = page.text
+    assert not any(ch in text for ch in "\x00\x01\x07\x08\x0b\x0c\x1b\x7f")
+    assert "Synthetic bell and escape[31m title" in text and "Backspace, A." in text
+    assert "form feed, DEL and  gone." in text
