@@ -173,3 +173,18 @@ def test_control_characters_in_record_text_do_not_reach_the_page(indexed_home: P
     assert not any(ch in text for ch in "\x00\x01\x07\x08\x0b\x0c\x1b\x7f")
     assert "Synthetic bell and escape[31m title" in text and "Backspace, A." in text
     assert "form feed, DEL and  gone." in text
+
+
+# -- HEAD answers like GET, without a body ------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz", "/", "/search?q=wing", "/records/osti:3002493",
+                                  "/api/search?q=wing&mode=lexical", "/api/records/osti:3002493",
+                                  "/search.atom?q=wing", "/static/style.css", "/openapi.json", "/no/such/page"])
+def test_head_answers_like_get_without_a_body(server: Server, path: str) -> None:
+    with httpx.Client(base_url=server.base_url, timeout=DEADLINE) as client:
+        got = client.get(path)
+        head = client.head(path)
+    assert head.status_code == got.status_code
+    assert head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]

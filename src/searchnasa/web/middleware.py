@@ -110,7 +110,13 @@ class EdgeMiddleware:
         status_holder = {"status": 0, "started": False}
         extra_headers = SECURITY_HEADERS + [(b"x-request-id", request_id.encode())]
 
+        head = scope.get("method") == "HEAD"
+        if head:  # HEAD on any GET route answers as GET does (status, headers), without the body
+            scope = {**scope, "method": "GET"}
+
         async def send_wrapper(message: Message) -> None:
+            if head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
                 status_holder["started"] = True
