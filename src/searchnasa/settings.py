@@ -33,6 +33,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("CONTACT", "searchnasa@example.org", "contact put in the harvester's User-Agent"),
     # serving
     Variable("RATE_LIMIT_PER_MINUTE", "0", "web: requests a minute per client address (0: off)"),
+    Variable("PUBLIC_URL", "", "web: the site's public address for feed links (empty: the server's own)"),
+    Variable("MAX_BODY_BYTES", "1048576", "web: largest request body accepted, in bytes (past it: 413)"),
     Variable("COUNT_BUDGET", "20000000", "postings an exact count may walk before it is cut"),
     Variable("FACET_CACHE", "256", "facet counts remembered per worker (0: off)"),
     # semantic
@@ -109,6 +111,7 @@ class Settings:
     osti_api: str = field(default_factory=lambda: env_value("OSTI_API"))
     contact: str = field(default_factory=lambda: env_value("CONTACT"))
     rate_limit_per_minute: int = field(default_factory=lambda: int(env_value("RATE_LIMIT_PER_MINUTE")))
+    max_body_bytes: int = field(default_factory=lambda: int(env_number("MAX_BODY_BYTES", int)))
     # Which embedding backend makes vectors (documents and queries): "torch" (fp32, the default)
     # or "onnx" (int8). Validated where it is used (semantic.embedder.check_backend).
     embed_backend: str = field(default_factory=lambda: env_value("EMBED_BACKEND"))

@@ -21,6 +21,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from searchnasa.errors import BadInput
 from searchnasa.settings import Settings, get_settings
 from searchnasa.store import Store, open_store
 
@@ -50,6 +51,16 @@ def settings_for(home: Path | None) -> Settings:
 
 def store_for(home: Path | None) -> Store:
     return open_store(settings_for(home).home)
+
+
+def existing_store_for(home: Path | None) -> Store:
+    """The store of a home that exists, for commands that only read it (``stats``, ``export``):
+    a mistyped ``--home`` is an error, not a new empty home created on the way."""
+    where = settings_for(home).home
+    if not where.is_dir():
+        raise BadInput(f"no data home at {where}: check --home or SEARCHNASA_HOME "
+                       "(`searchnasa import` or `load-sample` creates one)")
+    return open_store(where)
 
 
 def progress_bar(transient: bool = False) -> Progress:

@@ -9,8 +9,8 @@ import typer
 from searchnasa.errors import BadInput
 from searchnasa.store.export import open_export, write_jsonl
 from searchnasa.cli.app import (
-    HomeOption, app, console, print_json,
-    progress_bar, store_for,
+    HomeOption, app, console, existing_store_for, print_json,
+    progress_bar,
 )
 
 
@@ -20,7 +20,7 @@ def stats(
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Counts by source, decade and document type; records without a date or an abstract."""
-    data = store_for(home).stats()
+    data = existing_store_for(home).stats()
     if json_:
         print_json(data)
         return
@@ -47,12 +47,18 @@ def export(
     """Export every record as JSON Lines of Records (re-importable with ``searchnasa import``)."""
     if format != "jsonl":
         raise BadInput(f"unknown export format {format!r}; only 'jsonl' is supported")
-    store = store_for(home)
+    store = existing_store_for(home)
     total = store.count()
     if output is None:
         write_jsonl(store, sys.stdout.buffer)
         return
-    with open_export(output) as out, progress_bar() as bar:
+    if not output.parent.is_dir():
+        raise BadInput(f"cannot write {output}: the folder {output.parent} does not exist")
+    try:
+        out_file = open_export(output)
+    except OSError as exc:
+        raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from exc
+    with out_file as out, progress_bar() as bar:
         task = bar.add_task("exporting", total=total, rate="")
         write_jsonl(store, out, on_record=lambda: bar.advance(task))
     console.print(f"{total:,} records written to {output}")

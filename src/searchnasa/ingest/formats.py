@@ -21,7 +21,15 @@ import orjson
 from pydantic import ValidationError
 
 from searchnasa.errors import FormatError
-from searchnasa.records import Record
+from searchnasa.limits import (
+    ABSTRACT_CUT_MARK,
+    MAX_ABSTRACT_CHARS,
+    MAX_AUTHORS,
+    MAX_ENTRY_CHARS,
+    MAX_KEYWORDS,
+    MAX_TITLE_CHARS,
+)
+from searchnasa.records import Record, make_id
 from searchnasa.ingest import ntrs, osti
 
 # Canonical format names, with the aliases the CLI accepts.
@@ -36,6 +44,17 @@ MAPPERS: dict[str, Callable[[Any], Record]] = {
     "osti-csv": osti.map_csv_row,
     "records-jsonl": Record.model_validate,
 }
+
+
+# The source every record of a format must have; Record JSONL carries its own (either).
+FORMAT_SOURCES: dict[str, str] = {
+    "ntrs-api": "ntrs", "ntrs-csv": "ntrs", "sti-jsonl": "ntrs",
+    "osti-api": "osti", "osti-dataexplorer": "osti", "osti-csv": "osti",
+}
+SOURCES = ("ntrs", "osti")
+# A native id that itself starts with a source prefix (``ntrs:5`` mapped as an NTRS citation id
+# would become ``ntrs:ntrs:5``): a Record JSONL line read as API JSON, never a real native id.
+_PREFIXED = re.compile(r"^\s*(?:ntrs|osti)\s*:", re.IGNORECASE)
 
 
 @dataclass
@@ -54,7 +73,7 @@ def map_item(fmt: str, payload: Any) -> Record:
     if mapper is None:
         raise FormatError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     try:
-        return mapper(payload)
+        record = mapper(payload)
     except FormatError:
         raise
     except ValidationError as exc:  # say which field, not just "1 validation error for Record"
@@ -64,6 +83,64 @@ def map_item(fmt: str, payload: Any) -> Record:
     except Exception as exc:  # TypeError/AttributeError on odd shapes
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FormatError(f"cannot map record: {message}") from exc
+    check_identity(record, fmt)
+    return enforce_limits(record)
+
+
+def enforce_limits(record: Record) -> Record:
+    """The record within the field limits of ``limits.py``, or a FormatError saying which is over.
+
+    Only the abstract is cut: it is long free text whose opening carries the meaning, and the cut
+    is said in the text itself, so a reader (and a search for it) sees it was cut, never silently.
+    A title, an author or keyword list, or one entry of them past its limit is refused instead:
+    such a field is not real metadata but a broken mapping or hostile input, and a record cut to
+    fit would look whole while being wrong (a truncated title is a different title, a cut author
+    list drops real people without a place to say so).
+    """
+    if len(record.title) > MAX_TITLE_CHARS:
+        raise FormatError(f"title of {len(record.title):,} characters (limit {MAX_TITLE_CHARS:,})")
+    if len(record.authors) > MAX_AUTHORS:
+        raise FormatError(f"{len(record.authors):,} authors (limit {MAX_AUTHORS:,})")
+    for name, values in (("keywords", record.keywords), ("subjects", record.subjects)):
+        if len(values) > MAX_KEYWORDS:
+            raise FormatError(f"{len(values):,} {name} (limit {MAX_KEYWORDS:,})")
+    entries = [*record.keywords, *record.subjects,
+               *(text for a in record.authors for text in (a.name, a.affiliation or ""))]
+    longest = max(entries, key=len, default="")
+    if len(longest) > MAX_ENTRY_CHARS:
+        raise FormatError(f"an author, keyword or subject of {len(longest):,} characters "
+                          f"(limit {MAX_ENTRY_CHARS:,})")
+    mark = ABSTRACT_CUT_MARK.format(limit=MAX_ABSTRACT_CHARS)
+    abstract = record.abstract
+    if abstract is not None and len(abstract) > MAX_ABSTRACT_CHARS \
+            and not (abstract.endswith(mark) and len(abstract) - len(mark) <= MAX_ABSTRACT_CHARS):
+        # A cut abstract (ours, re-imported from an export) is left as it is: cutting is idempotent.
+        record = record.model_copy(update={"abstract": abstract[:MAX_ABSTRACT_CHARS].rstrip() + mark})
+    return record
+
+
+def check_identity(record: Record, fmt: str) -> None:
+    """Refuse a record whose id is not ``source:native-id`` with a known source and a plain native
+    id, or whose source is not the one its format holds. Never renamed: a record stored under a
+    wrong id (``ntrs:ntrs:5``, ``ntrs:osti:9``) would be a new, false record that no later import
+    of the right file replaces.
+    """
+    if record.source not in SOURCES:
+        raise FormatError(f"unknown source {record.source!r}; known: {', '.join(SOURCES)}")
+    native = record.source_id
+    if not native.strip() or native != native.strip():
+        raise FormatError(f"record {record.id!r}: the native id {native!r} is empty or padded with spaces")
+    if _PREFIXED.match(native):
+        hint = " (this looks like Record JSONL: pass --format records-jsonl)" if fmt != "records-jsonl" else ""
+        raise FormatError(f"the native id {native!r} already carries a source prefix; refusing to store it "
+                          f"as {make_id(record.source, native)!r}{hint}")
+    if record.id != make_id(record.source, native):
+        raise FormatError(f"record id {record.id!r} is not source:native-id "
+                          f"({make_id(record.source, native)!r} expected)")
+    expected = FORMAT_SOURCES.get(fmt)
+    if expected is not None and record.source != expected:
+        raise FormatError(f"record {record.id!r} has source {record.source!r}, but a {fmt} file holds "
+                          f"{expected} records only")
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -84,11 +161,25 @@ def _open_raw(path: Path) -> Any:
 
 
 def _read_head(path: Path) -> bytes:
+    """At least the first ``_HEAD_BYTES`` of the file (all of it when smaller), in whole lines: a
+    first line however long is read to its end, so a JSON Lines file whose first record is over
+    1 MiB is still recognised by it. A line over ``_MAX_DETECT_LINE`` is refused (pass --format)."""
+    head: list[bytes] = []
+    total = 0
     try:
         with _open_raw(path) as fh:
-            return fh.read(_HEAD_BYTES)
+            while total < _HEAD_BYTES:
+                line = fh.readline(_MAX_DETECT_LINE + 1)
+                if not line:
+                    break
+                if len(line) > _MAX_DETECT_LINE:
+                    raise FormatError(f"cannot tell the format: line {len(head) + 1} is over "
+                                      f"{_MAX_DETECT_LINE >> 20} MiB; pass --format", str(path))
+                head.append(line)
+                total += len(line)
     except (OSError, EOFError) as exc:
         raise FormatError(f"corrupt gzip file: {exc}", str(path)) from exc
+    return b"".join(head)
 
 
 def _stream_lines(path: Path) -> Iterator[bytes]:
@@ -131,7 +222,8 @@ def _encoding_message(byte: int) -> str:
 
 
 _PROBE_LINES = 8
-_HEAD_BYTES = 1 << 20  # detection reads at most this much: enough for several long JSON lines
+_HEAD_BYTES = 1 << 20  # detection reads this much, in whole lines: enough for several long JSON lines
+_MAX_DETECT_LINE = 256 << 20  # a longer line cannot be used to tell the format
 
 
 def _first_json_line(data: bytes) -> Any:
@@ -171,6 +263,8 @@ def detect_format(path: Path, head: bytes) -> str:
             return "sti-jsonl"
         if "source_id" in first and "source" in first:
             return "records-jsonl"
+        if isinstance(first.get("id"), str) and _PREFIXED.match(first["id"]):
+            return "records-jsonl"  # our ids (``ntrs:5``) are never an API's native id
         if "osti_id" in first:
             return "osti-api"
         return "ntrs-api"
@@ -358,10 +452,11 @@ def read_file(path: Path, fmt: str | None = None) -> Iterator[RawItem | FormatEr
     """Yield raw items and per-line errors; raise FormatError when the whole file is unusable."""
     if not path.is_file():
         raise FormatError("no such file", str(path))
-    head = _read_head(path)
-    if len(head) < _HEAD_BYTES and not head.removeprefix(b"\xef\xbb\xbf").strip():
-        raise FormatError("empty file", str(path))
-    fmt = fmt or detect_format(path, head)
+    if fmt is None:
+        head = _read_head(path)
+        if len(head) < _HEAD_BYTES and not head.removeprefix(b"\xef\xbb\xbf").strip():
+            raise FormatError("empty file", str(path))
+        fmt = detect_format(path, head)
     if fmt not in READERS:
         raise FormatError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}", str(path))
     if READERS[fmt] is _read_jsonl:  # streamed: memory stays flat however large the dump

@@ -402,6 +402,9 @@ def find_related(service: SearchService, seed_ids: list[str], negative_ids: list
         raise BadInput("give at least one seed record id")
     if len(seed_ids) + len(negative_ids) > MAX_SEEDS:
         raise BadInput(f"at most {MAX_SEEDS} seed and negative ids together")
+    if both := sorted(set(seed_ids) & set(negative_ids)):
+        # the API answers this itself in its own words (ids / negative_ids); the CLI meets it here
+        raise BadInput(f"a record cannot be both a seed and a negative: {', '.join(both)}")
     if not 1 <= limit <= MAX_LIMIT:
         raise BadInput(f"limit must be between 1 and {MAX_LIMIT}")
     parts = parts_of(service)

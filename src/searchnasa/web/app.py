@@ -68,7 +68,8 @@ def create_app(settings: Settings | None = None, service: SearchService | None =
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(health_router)
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # result pages shrink about 5x
-    app.add_middleware(EdgeMiddleware, rate_limit_per_minute=settings.rate_limit_per_minute)  # outermost
+    app.add_middleware(EdgeMiddleware, rate_limit_per_minute=settings.rate_limit_per_minute,
+                       max_body_bytes=settings.max_body_bytes)  # outermost
     return app
 
 

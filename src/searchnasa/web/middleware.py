@@ -1,5 +1,5 @@
 """One ASGI middleware at the edge of the app: request ids, security headers, the access log, the
-optional per-client rate limit, and the last line of defence against unexpected exceptions.
+optional per-client rate limit, the request body limit, and the last line of defence against unexpected exceptions.
 
 It is a plain ASGI middleware (not Starlette's ``BaseHTTPMiddleware``) so that it wraps every
 response, including the 500 it produces itself, and costs almost nothing per request.
@@ -31,6 +31,7 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
     (b"referrer-policy", b"strict-origin-when-cross-origin"),
     (b"x-frame-options", b"DENY"),
 ]
+DEFAULT_MAX_BODY_BYTES = 1 << 20  # SEARCHNASA_MAX_BODY_BYTES's default
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 Scope = dict[str, Any]
@@ -92,9 +93,11 @@ class EdgeMiddleware:
     """Adds request ids and security headers, logs one structured line per request, rate-limits,
     and turns any uncaught exception into a logged 500 JSON answer without a stack trace."""
 
-    def __init__(self, app: ASGIApp, rate_limit_per_minute: int = 0) -> None:
+    def __init__(self, app: ASGIApp, rate_limit_per_minute: int = 0,
+                 max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
         self.app = app
         self.limiter = RateLimiter(rate_limit_per_minute)
+        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -107,7 +110,13 @@ class EdgeMiddleware:
         status_holder = {"status": 0, "started": False}
         extra_headers = SECURITY_HEADERS + [(b"x-request-id", request_id.encode())]
 
+        head = scope.get("method") == "HEAD"
+        if head:  # HEAD on any GET route answers as GET does (status, headers), without the body
+            scope = {**scope, "method": "GET"}
+
         async def send_wrapper(message: Message) -> None:
+            if head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
                 status_holder["started"] = True
@@ -118,14 +127,28 @@ class EdgeMiddleware:
             await send(message)
 
         try:
-            if self.limiter.enabled:
+            if self.limiter.enabled and not _unthrottled(scope.get("path", "")):
                 wait = self.limiter.take(client)
                 if wait > 0:
                     retry_after = str(max(1, int(wait + 0.999)))
-                    await _send_json(send_wrapper, 429, json_error_body(
-                        "rate_limited", f"too many requests; retry after {retry_after} s"),
-                        [(b"retry-after", retry_after.encode())])
+                    message = f"too many requests; retry after {retry_after} s"
+                    headers = [(b"retry-after", retry_after.encode())]
+                    if wants_html(scope.get("path", ""), _accept(scope)):  # a page: a page to read
+                        await _send(send_wrapper, 429, _error_page(message, 429, "Too many requests"),
+                                    b"text/html; charset=utf-8", headers)
+                    else:
+                        await _send_json(send_wrapper, 429, json_error_body("rate_limited", message), headers)
                     return
+            if _has_body(scope):
+                declared = _content_length(scope)
+                body = None if declared is not None and declared > self.max_body_bytes \
+                    else await _read_body(receive, self.max_body_bytes)
+                if body is None:
+                    await _send_json(send_wrapper, 413, json_error_body(
+                        "too_large", f"request body over {self.max_body_bytes:,} bytes"),
+                        [(b"connection", b"close")])
+                    return
+                receive = _replay(body, receive)
             await self.app(scope, receive, send_wrapper)
         except Exception:  # the last line of defence: log it, never show it
             log.exception("unhandled error request_id=%s path=%s", request_id, scope.get("path"))
@@ -147,6 +170,61 @@ class EdgeMiddleware:
             }).decode())
 
 
+def _header(scope: Scope, wanted: bytes) -> bytes | None:
+    for name, value in scope.get("headers", []):
+        if name == wanted:
+            return value
+    return None
+
+
+def _has_body(scope: Scope) -> bool:
+    """A request announces a body by a non-zero ``Content-Length`` or any ``Transfer-Encoding``."""
+    return _header(scope, b"transfer-encoding") is not None or (_content_length(scope) or 0) > 0
+
+
+def _content_length(scope: Scope) -> int | None:
+    value = _header(scope, b"content-length")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None  # the HTTP layer refuses a malformed length before the app sees it
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, counted as it arrives (chunked bodies have no length up front); ``None`` as
+    soon as it passes ``limit`` bytes, without reading the rest. A disconnect ends it early: the
+    app then sees an empty or partial body and the disconnect, as it would have."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app the body already read, then the server's own ``receive``
+    (which answers only when the client goes away: streamed responses listen for that)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 def _accept(scope: Scope) -> str:
     for name, value in scope.get("headers", []):
         if name == b"accept":
@@ -154,12 +232,22 @@ def _accept(scope: Scope) -> str:
     return ""
 
 
-def _error_page(message: str) -> bytes:
+# Never throttled: health checks (a balancer polls them), and the style sheet and icon a throttled
+# page itself needs.
+UNTHROTTLED_PATHS = ("/healthz", "/readyz")
+UNTHROTTLED_PREFIXES = ("/static/",)
+
+
+def _unthrottled(path: str) -> bool:
+    return path in UNTHROTTLED_PATHS or path.startswith(UNTHROTTLED_PREFIXES)
+
+
+def _error_page(message: str, status: int = 500, heading: str = "Something went wrong") -> bytes:
     """A self-contained error page: rendering templates is exactly what may have failed."""
     return (
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Error · Search NASA</title>"
         "<link rel=\"stylesheet\" href=\"/static/style.css\"></head><body><main>"
-        "<p class=\"kicker\">ERROR 500</p><h1>Something went wrong</h1>"
+        f"<p class=\"kicker\">ERROR {status}</p><h1>{html.escape(heading)}</h1>"
         f"<p class=\"error-message\">{html.escape(message)}</p><p><a href=\"/\">Back to search</a></p>"
         "</main></body></html>"
     ).encode()

@@ -27,6 +27,8 @@ from searchnasa.web.urls import (
     feed_url,
     keyword_search_url,
     organization_search_url,
+    public_base_url,
+    public_url,
     record_url,
     search_url,
 )
@@ -130,9 +132,9 @@ def search_feed(request: Request) -> Response:
     # the stored records carry the full date and every author; a hit only has the year
     found = service.store.get_many([hit.id for hit in resp.results])
     entries = [found.get(hit.id, hit) for hit in resp.results]
-    base = str(request.base_url).rstrip("/")
+    base = public_base_url(request)  # never the Host header: a forged one would land in the feed
     html_url = base + search_url(req.model_copy(update={"sort": "relevance"}))
-    xml = atom_feed(req.q, entries, self_url=str(request.url), html_url=html_url, base_url=base)
+    xml = atom_feed(req.q, entries, self_url=public_url(request), html_url=html_url, base_url=base)
     return Response(xml, media_type=MEDIA_TYPE)
 
 

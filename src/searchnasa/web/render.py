@@ -6,6 +6,8 @@ same layout, escaping and labels as the page it replaces.
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -65,6 +67,11 @@ def _env() -> jinja2.Environment:
 ENV = _env()
 
 
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
-    html = ENV.get_template(name).render(**context)
+    # C0 control characters (but tab, newline, carriage return) from record text are not valid in
+    # HTML and some browsers show them as boxes; the templates hold none, so the whole page is cleaned.
+    html = _CONTROL_CHARS.sub("", ENV.get_template(name).render(**context))
     return HTMLResponse(html, status_code=status, headers=headers)

@@ -9,7 +9,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from starlette.requests import Request
+
 from searchnasa.search.schemas import SearchRequest
+from searchnasa.settings import env_value
 from searchnasa.web.form import FILTER_FACETS, form_params
 
 
@@ -70,3 +73,26 @@ def keyword_search_url(keyword: str) -> str:
 def organization_search_url(name: str) -> str:
     """Every record of this organization: the organization filter (the facet's own value)."""
     return "/search?" + urlencode([("q", ""), ("organization", name)])
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def public_base_url(request: Request) -> str:
+    """The site's own address for links that leave the page (the Atom feed's self and entry links):
+    ``SEARCHNASA_PUBLIC_URL`` when set, else the address the server itself listens on (the ASGI
+    scope's ``server``), never the request's ``Host`` header, which any client can forge."""
+    configured = env_value("PUBLIC_URL").strip()
+    if configured:
+        return configured.rstrip("/")
+    scheme = request.scope.get("scheme", "http")
+    host, port = request.scope.get("server") or ("localhost", None)
+    host = f"[{host}]" if ":" in host else host
+    netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
+    return f"{scheme}://{netloc}{request.scope.get('root_path', '')}".rstrip("/")
+
+
+def public_url(request: Request) -> str:
+    """This request's own address under :func:`public_base_url` (path and query kept)."""
+    query = request.url.query
+    return public_base_url(request) + request.url.path + (f"?{query}" if query else "")
