@@ -310,7 +310,7 @@ def stage_search(home: Path, out: Path, rounds: int, lexical_only: bool = False)
     for req in reqs if provider is not None else []:
         service.clear_caches()  # cold facets, like the lexical timings (search_latency.time_function)
         t0 = time.perf_counter()
-        resp = service.search(req)
+        service.search(req)
         hybrid_ms.append((time.perf_counter() - t0) * 1000)
     modes = {r.mode for r in [service.search(reqs[0])]}
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
