@@ -12,7 +12,6 @@ from searchnasa.limits import MAX_EXPORT
 from searchnasa.search.schemas import MAX_PAGE, MAX_PER_PAGE, SearchRequest
 from searchnasa.cli.app import HomeOption, app, console, err_console, print_json, settings_for, store_for
 import sys
-from searchnasa.errors import NotFound
 
 
 @app.command("search")
@@ -118,7 +117,7 @@ def cite(
 ) -> None:
     """Print citations (BibTeX, RIS, CSL-JSON or CSV) of records, or of a search's results, to stdout."""
     from searchnasa.exports import get_format, write
-    from searchnasa.exports.resultset import iter_result_records
+    from searchnasa.exports.resultset import iter_result_records, selected_records
 
     get_format(format)  # a bad format fails before any lookup
     if bool(ids) == (query is not None):
@@ -135,11 +134,6 @@ def cite(
         for piece in write(records, format):
             sys.stdout.write(piece)
         return
-    store = store_for(home)
     assert ids is not None
-    found = store.get_many(ids)
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise NotFound(f"no record {', '.join(repr(m) for m in missing)}")
-    for piece in write((found[i] for i in dict.fromkeys(ids)), format):
+    for piece in write(selected_records(store_for(home), ids), format):
         sys.stdout.write(piece)

@@ -5,13 +5,15 @@ of records whatever the limit."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from searchnasa.errors import NotFound
 from searchnasa.records import Record
 from searchnasa.search.schemas import MAX_PER_PAGE, SearchRequest, SearchResponse
 
 if TYPE_CHECKING:
     from searchnasa.search.service import SearchService
+    from searchnasa.store import Store
 
 
 def iter_result_records(service: SearchService, req: SearchRequest, limit: int,
@@ -37,3 +39,25 @@ def iter_result_records(service: SearchService, req: SearchRequest, limit: int,
             return
         page += 1
         resp = service.search(req.model_copy(update={"page": page}), fold_copies=False)
+
+
+def selected_records(store: Store, ids: list[str]) -> list[Record]:
+    """The records a user selected by id, once each in the order given: the input of an export of
+    a selection (web ``/api/export?ids=``, ``searchnasa cite ID...``). An unknown id fails the whole
+    export before anything is written (404 / one CLI line)."""
+    wanted = list(dict.fromkeys(ids))
+    found = store.get_many(wanted)
+    missing = [rid for rid in wanted if rid not in found]
+    if missing:
+        raise NotFound(f"no record {', '.join(repr(m) for m in missing)}")
+    return [found[rid] for rid in wanted]
+
+
+def feed_records(service: SearchService, req: SearchRequest, entries: int) -> list[Any]:
+    """The newest records matching ``req``, for an Atom feed: every record (copies of one work
+    too, a feed reader follows each), as stored records, which carry the full date and every
+    author (a search hit has only the year); a hit stands in for a record the store lacks."""
+    req = req.model_copy(update={"sort": "newest", "page": 1, "per_page": entries, "mode": "lexical"})
+    resp = service.search(req, fold_copies=False)
+    found = service.store.get_many([hit.id for hit in resp.results])
+    return [found.get(hit.id, hit) for hit in resp.results]

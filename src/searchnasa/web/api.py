@@ -14,8 +14,8 @@ from fastapi import APIRouter, Body, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from searchnasa.errors import BadInput, NotFound
-from searchnasa.exports.resultset import iter_result_records
+from searchnasa.errors import BadInput
+from searchnasa.exports.resultset import iter_result_records, selected_records
 from searchnasa.limits import MAX_EXPORT, MAX_SEEDS, YEAR_MAX, YEAR_MIN
 from searchnasa.records import Record
 from searchnasa.search.schemas import (
@@ -169,11 +169,7 @@ def api_export(
     if ids:
         for rid in ids:
             check_record_id(rid)
-        found = service.store.get_many(list(dict.fromkeys(ids)))
-        missing = [rid for rid in ids if rid not in found]
-        if missing:
-            raise NotFound(f"no record {missing[0]!r}")
-        return citation_response((found[rid] for rid in dict.fromkeys(ids)), format, "selection")
+        return citation_response(selected_records(service.store, ids), format, "selection")
     req = filters
     service.search(req.model_copy(update={"per_page": 1}), fold_copies=False)  # fail now (404/503), not mid-stream
     return citation_response(iter_result_records(service, req, limit), format, "search-nasa-results")

@@ -124,14 +124,10 @@ def _search_page(request: Request) -> Response:
 def search_feed(request: Request) -> Response:
     """The newest records matching a search, as Atom 1.0, so a feed reader can follow the query."""
     from searchnasa.exports.atom import MEDIA_TYPE, atom_feed
+    from searchnasa.exports.resultset import feed_records
 
     req, _ = read_search_form(request)
-    req = req.model_copy(update={"sort": "newest", "page": 1, "per_page": FEED_ENTRIES, "mode": "lexical"})
-    service = services(request).search()
-    resp = service.search(req, fold_copies=False)  # a feed reader follows every record
-    # the stored records carry the full date and every author; a hit only has the year
-    found = service.store.get_many([hit.id for hit in resp.results])
-    entries = [found.get(hit.id, hit) for hit in resp.results]
+    entries = feed_records(services(request).search(), req, FEED_ENTRIES)
     base = public_base_url(request)  # never the Host header: a forged one would land in the feed
     html_url = base + search_url(req.model_copy(update={"sort": "relevance"}))
     xml = atom_feed(req.q, entries, self_url=public_url(request), html_url=html_url, base_url=base)
