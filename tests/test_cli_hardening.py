@@ -43,7 +43,9 @@ def test_stats_on_a_missing_home_does_not_create_it(tmp_path: Path) -> None:
     assert not (tmp_path / "no").exists()
 
 
-def test_related_refuses_a_record_both_seed_and_negative(indexed_home: Path) -> None:
-    rid = "osti:3002493"
-    done = run_cli("related", rid, "--not", rid, home=indexed_home)
+def test_related_refuses_a_record_both_seed_and_negative(indexed_home: Path, tmp_path: Path) -> None:
+    from server_util import copy_home
+
+    rid = "osti:3002493"  # a private copy: the command seeds vectors into the home it opens
+    done = run_cli("related", rid, "--not", rid, home=copy_home(indexed_home, tmp_path / "home"))
     assert_one_line_refusal(done, "cannot be both a seed and a negative", rid)

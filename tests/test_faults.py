@@ -341,8 +341,13 @@ def test_a_corrupt_index_without_a_store_is_reported_not_crashed(indexed_home: P
 
 def test_an_index_on_a_read_only_mount_is_reported_not_rebuilt(indexed_home: Path, tmp_path: Path) -> None:
     """Tantivy takes a lock file even to read, so an index on a read-only mount cannot be opened:
-    the server says so (503 with the reason, one log line) instead of "repairing" sound files."""
+    the server says so (503 with the reason, one log line) instead of "repairing" sound files.
+    The home holds vectors too (read-only, the vector store cannot open): the server still starts."""
+    from searchnasa.semantic import seed_from_bundle
+    from searchnasa.settings import Settings
+
     src = copy_home(indexed_home, tmp_path / "src")
+    assert seed_from_bundle(Settings().with_home(src)) > 0
     ro = tmp_path / "ro"
     ro.mkdir()
     subprocess.run(["mount", "--bind", str(src), str(ro)], check=True)

@@ -38,8 +38,12 @@ def warm_up(holder: Services) -> None:
     except SearchNasaError as exc:
         log.warning("starting without a search index: %s", exc.message)
         return
-    if service.semantic is not None:
+    if service.semantic is None:
+        return
+    try:
         service.semantic.warm_up()
+    except SearchNasaError as exc:  # e.g. vectors on a read-only mount: lexical search still serves
+        log.warning("starting without semantic search: %s", exc.message)
 
 
 def create_app(settings: Settings | None = None, service: SearchService | None = None) -> FastAPI:
