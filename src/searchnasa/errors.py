@@ -63,3 +63,17 @@ class HarvestError(SearchNasaError):
 
     code = "harvest_error"
     status = 502
+
+
+class EmbedderUnavailable(SearchNasaError):
+    """The embedding model could not be loaded (its weights are missing or broken)."""
+
+    code = "embedder_unavailable"
+    status = 503
+
+
+class EmbedderBusy(SearchNasaError):
+    """The query encoder is loading or busy past the caller's wait: answer without it."""
+
+    code = "semantic_busy"
+    status = 503

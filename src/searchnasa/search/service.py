@@ -273,14 +273,14 @@ def _label_extras(lexical: _Lexical, tree: Node, hits: list[SearchHit], extra_ke
         return
     searcher, schema = lexical.searcher, lexical.schema
     ids = Q.const_score_query(Q.term_set_query(schema, "id", [h.id for h in extras]), 0.0)
-    holding: dict[str, set[str]] = {}
+    holding: dict[str, set[int]] = {}  # by the key fast field, as hybrid.py reads hits: no stored reads
     for part in dict.fromkeys(positive_parts(tree)):
         query = Q.boolean_query([(Occur.Must, ids), (Occur.Must, compile_node(schema, part, searcher))])
         found = searcher.search(query, limit=len(extras), count=False).hits
-        holding[describe(part)] = {searcher.doc(a).get_first("id") for _, a in found}
+        holding[describe(part)] = set(searcher.fast_field_values("key", [a for _, a in found]))
     for hit in extras:
         hit.close_in_meaning = True
-        hit.missing_words = [word for word, have in holding.items() if hit.id not in have]
+        hit.missing_words = [word for word, have in holding.items() if id_key(hit.id) not in have]
 
 
 def _base_query(schema: tantivy.Schema, main: tantivy.Query, cands: Candidates) -> tantivy.Query:

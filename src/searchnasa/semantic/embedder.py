@@ -22,8 +22,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from searchnasa.errors import EmbedderBusy
 from searchnasa.semantic.model import (
-    DIM, MAX_TEXT_CHARS, MODEL_NAME, EmbedderBusy, check_backend, default_backend, model_dir,
+    DIM, MAX_TEXT_CHARS, MODEL_NAME, check_backend, default_backend, model_dir,
 )
 from searchnasa.semantic.onnx_backend import OnnxBackend
 from searchnasa.semantic.text_keys import model_key, text_key

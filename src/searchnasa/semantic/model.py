@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from searchnasa.errors import BadInput, SearchNasaError
+from searchnasa.errors import BadInput, EmbedderUnavailable
 from searchnasa.records import Record
 from searchnasa.settings import default_of, env_value, export_variable
 
@@ -29,20 +29,6 @@ BACKENDS = ("torch", "onnx")
 # pair drops below that threshold under onnx (bench/README.md, "Embedding throughput").
 DEFAULT_BACKEND = default_of("EMBED_BACKEND")
 BACKEND_ENV = "SEARCHNASA_EMBED_BACKEND"
-
-
-class EmbedderUnavailable(SearchNasaError):
-    """The embedding model could not be loaded (its weights are missing or broken)."""
-
-    code = "embedder_unavailable"
-    status = 503
-
-
-class EmbedderBusy(SearchNasaError):
-    """The query encoder is loading or busy past the caller's wait: answer without it."""
-
-    code = "semantic_busy"
-    status = 503
 
 
 def model_dir() -> Path:

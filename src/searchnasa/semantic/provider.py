@@ -33,7 +33,8 @@ from searchnasa.semantic import exact as exact_search
 from searchnasa.semantic.ann import build_from_store, check_kind, load_index
 from searchnasa.semantic.embedder import Embedder, get_embedder
 from searchnasa.semantic.exact import EXACT_BELOW, ExactIndex
-from searchnasa.semantic.model import DIM, EmbedderBusy
+from searchnasa.errors import EmbedderBusy
+from searchnasa.semantic.model import DIM
 from searchnasa.semantic.saved import SavedIndex, saved_kind
 from searchnasa.semantic.vectors import VectorStore
 from searchnasa.settings import Settings, get_settings
