@@ -35,6 +35,15 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("RATE_LIMIT_PER_MINUTE", "0", "web: requests a minute per client address (0: off)"),
     Variable("PUBLIC_URL", "", "web: the site's public address for feed links (empty: the server's own)"),
     Variable("MAX_BODY_BYTES", "1048576", "web: largest request body accepted, in bytes (past it: 413)"),
+    Variable("HEADER_TIMEOUT", "10", "web: seconds a request head may take to arrive (past it: 408, closed)"),
+    Variable("BODY_TIMEOUT", "30", "web: seconds a request body may take after its head (past it: closed)"),
+    Variable("KEEP_ALIVE", "75", "web: seconds an idle kept-alive connection stays open"),
+    Variable("MAX_CONNECTIONS", "0",
+             "web: open connections per worker; past it a new one gets 503 (0: 1024 or the open-files limit)"),
+    Variable("LOG_FILE", "", "serve: write the log here, rotated by size (empty: stderr)"),
+    Variable("LOG_MAX_BYTES", "10485760", "serve: size at which the log file is rotated"),
+    Variable("LOG_BACKUPS", "5", "serve: rotated log files kept"),
+    Variable("LOG_REPEAT_SECONDS", "60", "serve: identical log lines within this many seconds are counted, not repeated"),
     Variable("COUNT_BUDGET", "20000000", "postings an exact count may walk before it is cut"),
     Variable("FACET_CACHE", "256", "facet counts remembered per worker (0: off)"),
     # semantic
@@ -96,6 +105,12 @@ def offline_model_environment() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def quiet_model_loading() -> None:
+    """No progress bars while a server loads its model: they are not log lines (no timestamp,
+    carriage returns) and a server's stderr is its log. Worker processes inherit it."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 @dataclass(frozen=True)
