@@ -188,3 +188,37 @@ def test_head_answers_like_get_without_a_body(server: Server, path: str) -> None
     assert head.status_code == got.status_code
     assert head.content == b""
     assert head.headers["content-type"] == got.headers["content-type"]
+
+
+# -- the rate limit counts work, not requests ----------------------------------------------------
+
+
+def test_request_cost_weighs_exports_by_rows_and_truncated_words() -> None:
+    from searchnasa.web.cost import request_cost
+
+    assert request_cost("/api/search", b"q=wing") == 1.0
+    assert request_cost("/api/search", b"q=turbo*+OR+comb*") == 2.0
+    assert request_cost("/api/export", b"q=wing&format=csv&limit=1000") == 11.0
+    assert request_cost("/api/export", b"format=csv&ids=osti:1&ids=osti:2") == 1.02
+    assert request_cost("/api/export", b"q=wing&format=csv") == 2.0  # the default 100 rows
+    prefixes = "+OR+".join(f"a{n}*" for n in range(90)).encode()
+    assert request_cost("/api/export", b"format=csv&limit=1000&q=" + prefixes) == 56.0
+
+
+def test_an_expensive_export_spends_the_rate_limit_as_the_searches_it_costs(
+        indexed_home: Path, tmp_path: Path) -> None:
+    home = copy_home(indexed_home, tmp_path / "home")
+    env = {"SEARCHNASA_RATE_LIMIT_PER_MINUTE": "30"}
+    with running_server(home, tmp_path / "server.log", extra_env=env) as srv, \
+            httpx.Client(base_url=srv.base_url, timeout=DEADLINE) as client:
+        wildcard = " OR ".join(f"{p}*" for p in ("turb", "comb", "therm", "batt", "prop", "heat"))
+        export = client.get("/api/export", params={"q": wildcard, "format": "csv", "limit": 1000})
+        assert export.status_code == 200  # 1 + 6 × 0.5 + 10 = 14 of the 30 tokens
+        export = client.get("/api/export", params={"q": wildcard, "format": "csv", "limit": 1000})
+        assert export.status_code == 200  # 28 spent
+        refused = client.get("/api/export", params={"q": wildcard, "format": "csv", "limit": 1000})
+        assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limited"
+        # It waits for the tokens it costs (a one-token request never waits more than 2 s here).
+        assert int(refused.headers["retry-after"]) > 2
+        cheap = client.get("/api/search", params={"q": "wing", "mode": "lexical"})
+        assert cheap.status_code == 200, "the two tokens left still pay for a plain search"

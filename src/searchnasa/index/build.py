@@ -99,6 +99,8 @@ class IndexSession:
         self.index_dir = Path(index_dir)
         self.progress = progress
         self.commit_every = commit_every
+        for name in layout.remove_abandoned_generations(self.index_dir):
+            log.warning("removed %s, a rebuild that was stopped before it finished", name)
         generation = layout.current_generation(self.index_dir)
         state = layout.read_state(generation) if generation else None
         self.full = (rebuild or generation is None or state is None

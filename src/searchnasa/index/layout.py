@@ -5,6 +5,10 @@ into the live generation (a Tantivy commit is atomic: readers see the old or the
 mix). A full rebuild, or a schema change, writes a new generation beside it and then swaps
 ``CURRENT`` with an atomic rename, so readers keep serving the previous index until the new one is
 complete.
+
+A full build killed midway leaves its unpublished generation behind; each folder names the process
+that builds it (``building.pid``), and the next build of any kind removes the ones whose builder
+is gone (:func:`remove_abandoned_generations`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import orjson
 CURRENT = "CURRENT"
 STATE = "searchnasa-state.json"
 GEN_PREFIX = "gen-"
+BUILDER = "building.pid"
 
 
 @dataclass
@@ -49,7 +54,50 @@ def new_generation(index_dir: Path) -> Path:
                if p.name[len(GEN_PREFIX):].isdigit()]
     path = index_dir / f"{GEN_PREFIX}{max(numbers, default=0) + 1}"
     path.mkdir()
+    (path / BUILDER).write_text(str(os.getpid()))
     return path
+
+
+def _number(path: Path) -> int:
+    suffix = path.name[len(GEN_PREFIX):]
+    return int(suffix) if suffix.isdigit() else -1
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def remove_abandoned_generations(index_dir: Path) -> list[str]:
+    """Remove the unpublished generations (newer than the live one) whose builder has exited
+    without publishing them (a rebuild killed midway); the names removed.
+
+    A generation being built by a live process is left alone, so a rebuild running beside an
+    incremental update keeps its folder.
+    """
+    index_dir = Path(index_dir)
+    live = current_generation(index_dir)
+    floor = _number(live) if live else 0
+    removed = []
+    for path in index_dir.glob(f"{GEN_PREFIX}*"):
+        if _number(path) <= floor or not path.is_dir():
+            continue
+        try:
+            pid = int((path / BUILDER).read_text().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            pid = 0
+        if pid and _alive(pid):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path.name)
+    return removed
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

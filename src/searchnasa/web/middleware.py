@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
+from searchnasa.web.cost import request_cost
 from searchnasa.web.errors import error_body, wants_html
 
 log = logging.getLogger("searchnasa.web")
@@ -70,19 +71,22 @@ class RateLimiter:
     def enabled(self) -> bool:
         return self.per_minute > 0
 
-    def take(self, client: str) -> float:
-        """Spend one token; return 0 when allowed, else the seconds until a token is available."""
+    def take(self, client: str, cost: float = 1.0) -> float:
+        """Spend ``cost`` tokens (web/cost.py: an export or many truncated words cost more than
+        one); return 0 when allowed, else the seconds until enough tokens are available. A cost
+        above the bucket's size is held to it, so any request is possible with a full bucket."""
+        cost = min(max(cost, 1.0), float(self.per_minute))
         now = time.monotonic()
         with self._lock:
             tokens, last = self._buckets.get(client, (float(self.per_minute), now))
             tokens = min(float(self.per_minute), tokens + (now - last) * self.rate)
-            if tokens >= 1.0:
+            if tokens >= cost:
                 if len(self._buckets) >= self.max_clients and client not in self._buckets:
                     self._buckets.clear()  # bounded memory under a flood of distinct addresses
-                self._buckets[client] = (tokens - 1.0, now)
+                self._buckets[client] = (tokens - cost, now)
                 return 0.0
             self._buckets[client] = (tokens, now)
-            return (1.0 - tokens) / self.rate
+            return (cost - tokens) / self.rate
 
 
 def json_error_body(code: str, message: str) -> bytes:
@@ -128,7 +132,8 @@ class EdgeMiddleware:
 
         try:
             if self.limiter.enabled and not _unthrottled(scope.get("path", "")):
-                wait = self.limiter.take(client)
+                wait = self.limiter.take(client, request_cost(scope.get("path", ""),
+                                                              scope.get("query_string", b"")))
                 if wait > 0:
                     retry_after = str(max(1, int(wait + 0.999)))
                     message = f"too many requests; retry after {retry_after} s"
