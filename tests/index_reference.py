@@ -11,6 +11,7 @@ from __future__ import annotations
 import orjson
 import tantivy
 
+from searchnasa.organizations import canonical_organization
 from searchnasa.index.schema import (
     PLAIN_ANALYZER,
     TEXT_FIELDS,
@@ -92,7 +93,7 @@ def reference_document(record: Record) -> tantivy.Document:
         doc.add_text("document_type", record.document_type_label or record.document_type)
     for subject in dict.fromkeys(record.subjects):
         doc.add_text("subject_value", subject)
-    for org in dict.fromkeys(o.name for o in record.organizations):
+    for org in dict.fromkeys(canonical_organization(o.name) for o in record.organizations):
         doc.add_text("organization_value", org)
     for level in sample_terms(record.id):
         doc.add_text("sample", level)

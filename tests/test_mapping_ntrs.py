@@ -169,7 +169,7 @@ def test_csv_row_mapping(csv_rows: dict[str, dict]) -> None:
     assert rec.date is not None and rec.date.value == row["publicationDate"] and rec.date.precision == "day"
     assert rec.year == int(row["publicationDate"][:4])
     assert rec.rights.copyright_determination == "GOV_PUBLIC_USE_PERMITTED"
-    assert rec.organizations[0].name == "Legacy CDMS"  # the name the API gives center code CDMS
+    assert rec.organizations == []  # CDMS is the legacy collection, not an organization
     if row["downloads_pdf_url"]:
         assert rec.links.pdf == "https://ntrs.nasa.gov" + row["downloads_pdf_url"]
 

@@ -22,8 +22,9 @@ from typing import Any
 
 import orjson
 
-from searchnasa.records import Record
 from searchnasa.index.schema import PLAIN_ANALYZER, id_key, sample_terms, sort_keys, word_pairs
+from searchnasa.organizations import canonical_organization
+from searchnasa.records import Record
 
 MAX_CARD_AUTHORS = 10
 
@@ -147,7 +148,8 @@ def document_fields(data: dict[str, Any]) -> dict[str, Any]:
     if document_type:
         doc["document_type"] = document_type
     if orgs:
-        doc["organization_value"] = list(dict.fromkeys(orgs))
+        # filtered and counted under one name per NASA center; the card keeps the source's names
+        doc["organization_value"] = list(dict.fromkeys(canonical_organization(o) for o in orgs))
     levels = sample_terms(rid)
     if levels:
         doc["sample"] = levels

@@ -31,7 +31,7 @@ import hashlib
 
 import tantivy
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Per-field copies for field prefixes (``title:``, ``subject:``, ``abstract:``): (stemmed, exact).
 # The abstract has no exact copy (it is the bulk of the text, and ``all_exact`` covers unfielded

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from searchnasa.errors import FormatError
+from searchnasa.organizations import is_collection_marker
 from searchnasa.records import (
     Author,
     Identifiers,
@@ -116,8 +117,9 @@ def _is_journal_metadata(item: dict[str, Any]) -> bool:
 def _organizations(item: dict[str, Any], authors: list[Author]) -> list[Organization]:
     """The NASA center first, then each author affiliation once, in author order."""
     organizations: list[Organization] = []
-    center = clean_label(_dict(item.get("center")).get("name"))
-    if center:
+    center_info = _dict(item.get("center"))
+    center = clean_label(center_info.get("name"))
+    if center and not is_collection_marker(center, center_info.get("code")):
         organizations.append(Organization(name=center, role="center"))
     seen_orgs = {o.name for o in organizations}
     for a in authors:
@@ -244,9 +246,9 @@ def map_csv_row(row: dict[str, str]) -> Record:
         abstract=clean_text(row.get("abstract")),
         **dated(published, created),
         subjects=clean_list(row.get("subjectCategories")),
-        organizations=[Organization(name="Legacy CDMS" if row.get("center") == "CDMS"
-                                    else str(row.get("center")), role="center")]
-        if row.get("center") else [],
+        # "CDMS" is NTRS's legacy collection, not an organization: such rows name none
+        organizations=[Organization(name=str(row.get("center")), role="center")]
+        if row.get("center") and not is_collection_marker(row.get("center")) else [],
         links=Links(landing=landing_url(ntrs_id), pdf=absolute_ntrs_url(row.get("downloads_pdf_url")),
                     fulltext=absolute_ntrs_url(row.get("downloads_text_url"))),
         rights=Rights(copyright_determination=clean_label(row.get("copyright"))),

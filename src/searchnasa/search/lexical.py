@@ -24,6 +24,7 @@ from searchnasa.index.schema import (
     TITLE_BOOST,
     word_pairs,
 )
+from searchnasa.organizations import canonical_organization
 from searchnasa.search.query_tree import (And, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix, SourceIs, Term,
                                          YearRange)
 from searchnasa.search.schemas import SearchRequest
@@ -336,6 +337,8 @@ def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_fr
         out.append(Q.term_query(schema, "source", source))
     if year_from is not None or year_to is not None:
         out.append(year_query(schema, year_from, year_to))
+    # An organization is filtered under its canonical name (a NASA center's, from any of its names).
+    organization = [canonical_organization(v) for v in organization if v]
     for field, values in (("document_type", document_type), ("subject_value", subject),
                           ("organization_value", organization)):
         values = [v for v in values if v]

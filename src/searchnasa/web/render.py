@@ -19,6 +19,7 @@ from searchnasa.limits import NO_DATE_LABEL, YEAR_MAX, YEAR_MIN
 from searchnasa.records import SOURCE_LABELS
 from searchnasa.search.schemas import MAX_QUERY_CHARS
 from searchnasa.search.text import shorten_at_word
+from searchnasa.web.labels import cut_at_source, distinct_labels
 from searchnasa.web.urls import record_id_part
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -45,6 +46,13 @@ def humanize(value: str | None) -> str:
     return value
 
 
+def facet_labels(buckets: list[Any], name: str) -> dict[str, str]:
+    """A facet's values -> the labels its checkboxes show (readable, short, no two alike)."""
+    readable = humanize if name == "document_type" else str
+    values = (b["value"] if isinstance(b, dict) else b.value for b in buckets)
+    return distinct_labels(values, readable)
+
+
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
@@ -58,6 +66,8 @@ def _env() -> jinja2.Environment:
     env.filters["humanize"] = humanize
     env.filters["thousands"] = lambda n: f"{n:,}"
     env.filters["urlpart"] = record_id_part
+    env.filters["cut_at_source"] = cut_at_source
+    env.filters["facet_labels"] = facet_labels
     # limits and labels the templates show, declared once in searchnasa.limits and search.schemas
     env.globals.update(SOURCE_LABELS=SOURCE_LABELS, NO_DATE_LABEL=NO_DATE_LABEL, YEAR_MIN=YEAR_MIN,
                        YEAR_MAX=YEAR_MAX, MAX_QUERY_CHARS=MAX_QUERY_CHARS)
