@@ -11,6 +11,7 @@ from __future__ import annotations
 import orjson
 import tantivy
 
+from searchnasa.authors import name_keys
 from searchnasa.organizations import canonical_organization
 from searchnasa.index.schema import (
     PLAIN_ANALYZER,
@@ -95,6 +96,10 @@ def reference_document(record: Record) -> tantivy.Document:
         doc.add_text("subject_value", subject)
     for org in dict.fromkeys(canonical_organization(o.name) for o in record.organizations):
         doc.add_text("organization_value", org)
+    for key in dict.fromkeys(k for a in record.authors for k in name_keys(a.name)):
+        doc.add_text("author_key", key)
+    for name in dict.fromkeys(a.name.strip() for a in record.authors if a.name.strip()):
+        doc.add_text("author_value", name)
     for level in sample_terms(record.id):
         doc.add_text("sample", level)
     newest, oldest = sort_keys(record.id, record.year)

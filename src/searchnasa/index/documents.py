@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from searchnasa.authors import name_keys
 from searchnasa.index.schema import PLAIN_ANALYZER, id_key, sample_terms, sort_keys, word_pairs
 from searchnasa.organizations import canonical_organization
 from searchnasa.records import Record
@@ -147,6 +148,9 @@ def document_fields(data: dict[str, Any]) -> dict[str, Any]:
     document_type = data.get("document_type_label") or data.get("document_type")
     if document_type:
         doc["document_type"] = document_type
+    if authors:
+        doc["author_key"] = list(dict.fromkeys(k for a in authors for k in name_keys(a)))
+        doc["author_value"] = list(dict.fromkeys(a.strip() for a in authors if a.strip()))
     if orgs:
         # filtered and counted under one name per NASA center; the card keeps the source's names
         doc["organization_value"] = list(dict.fromkeys(canonical_organization(o) for o in orgs))

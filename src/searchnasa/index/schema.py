@@ -84,6 +84,9 @@ def build_schema() -> tantivy.Schema:
     sb.add_text_field("document_type", tokenizer_name="raw", fast=True, index_option="basic")
     sb.add_text_field("subject_value", tokenizer_name="raw", fast=True, index_option="basic")
     sb.add_text_field("organization_value", tokenizer_name="raw", fast=True, index_option="basic")
+    # authors as people type them (authors.py): name keys matched, display names counted
+    sb.add_text_field("author_key", tokenizer_name="raw", index_option="freq")
+    sb.add_text_field("author_value", tokenizer_name="raw", fast=True, index_option="basic")
     sb.add_text_field("sample", tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("newest_key", fast=True)
     sb.add_integer_field("oldest_key", fast=True)

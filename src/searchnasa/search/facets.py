@@ -37,13 +37,15 @@ FACET_THREADS = 4
 
 # facet name -> the request filter it ignores (so a facet shows what choosing it would give)
 FACET_OWN_FILTER = {"source": "source", "decade": "year", "year": "year",
-                    "document_type": "document_type", "subject": "subject", "organization": "organization"}
+                    "document_type": "document_type", "subject": "subject", "organization": "organization",
+                    "author": "author"}
 _AGGS = {
     "source": {"terms": {"field": "source", "size": 10}},
     "year": {"terms": {"field": "year", "size": 1000}},
     "document_type": {"terms": {"field": "document_type", "size": FACET_SIZE}},
     "subject": {"terms": {"field": "subject_value", "size": FACET_SIZE}},
     "organization": {"terms": {"field": "organization_value", "size": FACET_SIZE}},
+    "author": {"terms": {"field": "author_value", "size": FACET_SIZE}},
 }
 
 Facets = tuple[dict[str, list[FacetBucket]], list[str]]  # (counts per facet, names of estimated facets)

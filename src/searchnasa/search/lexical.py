@@ -24,6 +24,7 @@ from searchnasa.index.schema import (
     TITLE_BOOST,
     word_pairs,
 )
+from searchnasa.authors import query_keys
 from searchnasa.organizations import canonical_organization
 from searchnasa.search.query_tree import (And, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix, SourceIs, Term,
                                          YearRange)
@@ -130,7 +131,15 @@ def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
         tokens = analyzer.analyze(node.text)
         if tokens:
             parts.append(_boosted(_tokens_query(schema, field, tokens), key))
+    if node.field == "author":
+        parts.append(author_name_query(schema, node.text))
     return _any(parts)
+
+
+def author_name_query(schema: tantivy.Schema, typed: str) -> tantivy.Query:
+    """An author name as typed ("Rasmus Christensen", "Christensen, R"), matched on the name keys
+    of :mod:`searchnasa.authors`; BM25 on the keys, so a rare name outranks a common one."""
+    return _any([Q.term_query(schema, "author_key", key) for key in query_keys(typed)])
 
 
 def _unfielded_phrase(schema: tantivy.Schema, tokens: list[str]) -> tantivy.Query:
@@ -157,6 +166,8 @@ def phrase_query(schema: tantivy.Schema, node: Phrase) -> tantivy.Query:
     for field, key in _PHRASE_FIELDS[node.field]:
         field_tokens = STEM_ANALYZER.analyze(node.text) if field in _STEMMED else tokens
         parts.append(_boosted(_tokens_query(schema, field, field_tokens), key))
+    if node.field == "author":
+        parts.append(author_name_query(schema, node.text))
     return _any(parts)
 
 
@@ -330,7 +341,8 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
 
 def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_from: int | None = None,
                    year_to: int | None = None, document_type: Iterable[str] = (),
-                   subject: Iterable[str] = (), organization: Iterable[str] = ()) -> list[tantivy.Query]:
+                   subject: Iterable[str] = (), organization: Iterable[str] = (),
+                   author: Iterable[str] = ()) -> list[tantivy.Query]:
     """One scoring-neutral query per active filter (values within a filter are ORed)."""
     out: list[tantivy.Query] = []
     if source:
@@ -344,6 +356,12 @@ def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_fr
         values = [v for v in values if v]
         if values:
             out.append(Q.term_set_query(schema, field, values))
+    # An author is filtered by the name as typed or as the facet shows it (authors.py's keys).
+    author_keys = list(dict.fromkeys(k for name in author if name for k in query_keys(name)))
+    if author_keys:
+        out.append(Q.term_set_query(schema, "author_key", author_keys))
+    elif any(name.strip() for name in author):
+        out.append(Q.empty_query())  # a name with no letters matches nobody
     return [Q.const_score_query(q, 0.0) for q in out]
 
 
@@ -356,6 +374,7 @@ def named_filters(schema: tantivy.Schema, req: SearchRequest) -> dict[str, tanti
         ("document_type", {"document_type": req.document_type}),
         ("subject", {"subject": req.subject}),
         ("organization", {"organization": req.organization}),
+        ("author", {"author": req.author}),
     ):
         queries = filter_queries(schema, **kwargs)  # type: ignore[arg-type]
         if queries:

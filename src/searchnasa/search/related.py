@@ -38,6 +38,7 @@ from searchnasa.search.fusion import weighted_sum
 from searchnasa.search.lexical import compile_node
 from searchnasa.search.protocols import SemanticProvider
 from searchnasa.search.query_tree import Or, Term
+from searchnasa.organizations import canonical_organization
 from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
 from searchnasa.search.schemas import RelatedItem
 from searchnasa.search.text import cut_at_last_space
@@ -250,7 +251,8 @@ def _common_organizations(parts: RelatedParts, seeds: Sequence[Seed]) -> set[str
     searcher = parts.searcher_fn()
     n_docs = max(1, searcher.num_docs)
     orgs = set().union(*(organizations_behind(s.record) for s in seeds if s.record)) if seeds else set()
-    return {o for o in orgs if searcher.doc_freq("organization_value", o) > COMMON_ORG_RATIO * n_docs}
+    return {o for o in orgs
+            if searcher.doc_freq("organization_value", canonical_organization(o)) > COMMON_ORG_RATIO * n_docs}
 
 
 # -- the algorithm -----------------------------------------------------------------------------

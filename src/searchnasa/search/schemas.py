@@ -31,6 +31,7 @@ class SearchRequest(BaseModel):
     document_type: list[str] = Field(default_factory=list)
     subject: list[str] = Field(default_factory=list)
     organization: list[str] = Field(default_factory=list)
+    author: list[str] = Field(default_factory=list)
     mode: Mode = "hybrid"
     # hybrid mode: after the records that match, show records close in meaning that do not
     extras: bool = True

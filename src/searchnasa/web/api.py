@@ -71,11 +71,15 @@ def search_filters(
     document_type: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
     subject: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
     organization: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
+    author: Annotated[list[str], Query(
+        max_length=MAX_FILTER_VALUES,
+        description="Authors, as people type them: 'Last, First', 'First Last', 'Last, F' (diacritics optional).")] = [],
 ) -> SearchRequest:
     """The query and its filters, declared once for every endpoint that runs a search
     (``/api/search`` and ``/api/export``), so their OpenAPI parameters and limits cannot drift."""
     return SearchRequest(q=q, source=source, year_from=year_from, year_to=year_to, sort=sort, mode=mode,
-                         document_type=document_type, subject=subject, organization=organization)
+                         document_type=document_type, subject=subject, organization=organization,
+                         author=author)
 
 
 SearchFilters = Annotated[SearchRequest, Depends(search_filters)]

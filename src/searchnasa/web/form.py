@@ -17,7 +17,7 @@ from searchnasa.search.schemas import MAX_PAGE, MAX_QUERY_CHARS, Mode, SearchReq
 PER_PAGE = 20
 MAX_FILTER_VALUES = 20  # values of one filter a search takes (the API refuses more, a page keeps the first)
 FILTER_FACETS = (("document_type", "Document type"), ("subject", "Subject"),
-                 ("organization", "Organization"))
+                 ("organization", "Organization"), ("author", "Author"))
 SORTS = (("relevance", "Relevance"), ("newest", "Newest first"), ("oldest", "Oldest first"))
 
 
