@@ -17,9 +17,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Debian's chromium drives the real-browser tests (Playwright cannot download its own browser here).
+# Debian's chromium drives the real-browser tests (Playwright cannot download its own browser here);
+# axe-core (npm, pinned in package-lock.json) checks the pages' accessibility in that browser.
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+	@command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq npm >/dev/null; }
+	@test -f node_modules/axe-core/axe.min.js || npm ci --no-audit --no-fund --silent
 
 run: install
 	$(BIN)/searchnasa load-sample
@@ -34,4 +37,4 @@ sample: install
 	$(BIN)/python scripts/build_sample.py
 
 clean:
-	rm -rf $(VENV) data .pytest_cache test-artifacts
+	rm -rf $(VENV) data .pytest_cache test-artifacts node_modules

@@ -283,7 +283,7 @@ def test_related_page(client: httpx.Client) -> None:
     items = tree.css("li.related-item")
     assert 5 <= len(items) <= 20
     for item in items:
-        assert item.css_first("h3.title a").attributes["href"].startswith("/records/")
+        assert item.css_first("h2.title a").attributes["href"].startswith("/records/")
         assert text(item.css_first(".reasons"))
         snippet = item.css_first(".snippet")
         if snippet is not None:
@@ -300,15 +300,19 @@ def test_unknown_record_is_a_404_page(client: httpx.Client) -> None:
 # -- hostile record text --------------------------------------------------------------------------
 def assert_inert(tree: HTMLParser, raw: str) -> None:
     """No markup from record text became markup: no script, no handlers, no script URLs."""
-    assert tree.css("script") == [], "a <script> element made it into the page"
+    scripts = tree.css("script")  # only the page's own static script, never one from the text
+    assert [(s.attributes.get("src"), s.text()) for s in scripts] == [("/static/search.js", "")], \
+        "a <script> element made it into the page"
     assert tree.css("img, svg, iframe, object, embed") == []
     for node in tree.css("*"):
         for name, value in node.attributes.items():
             assert not name.lower().startswith("on"), (node.tag, name)
             if name in ("href", "src", "action"):
                 assert not (value or "").strip().lower().startswith(("javascript:", "data:")), value
+    own_script = '<script src="/static/search.js" defer></script>'
+    assert raw.count(own_script) == 1
     for needle in ("<script", "<img", "<svg", "<b onmouseover"):
-        assert needle not in raw.lower(), needle
+        assert needle not in raw.replace(own_script, "").lower(), needle
 
 
 def test_hostile_record_text_renders_as_text(client: httpx.Client) -> None:
