@@ -90,7 +90,7 @@ def test_search_tab_page_record(browser_page: Page, server: Server, artifacts_di
     page.screenshot(path=str(artifacts_dir / "browser_record.png"), full_page=True)
 
     page.click("a.more-related")
-    page.wait_for_url(re.compile(r"/related$"))
+    page.wait_for_url(re.compile(r"/related(\?back=[^&]+)?$"))
     expect(page.locator("h1")).to_have_text(re.compile(r"^Related papers: "))
     outside = [u for u in page.requests if not u.startswith(server.base_url)]  # type: ignore[attr-defined]
     assert outside == [], outside

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -94,8 +94,10 @@ def test_results_page_matches_the_reference_layout(client: httpx.Client) -> None
     for card, hit in zip(found, data["results"]):
         assert text(card.css_first(".badge")) in ("NASA NTRS", "DOE OSTI")
         assert text(card.css_first(".date")) == (str(hit["year"]) if hit["year"] else "Date not supplied")
-        assert card.css_first("h2.title a").attributes["href"] == f"/records/{hit['id']}"
-        assert card.css_first("a.related-link").attributes["href"] == f"/records/{hit['id']}/related"
+        # each link carries the results page back (?back=), so the record page can return to it
+        back = "?back=" + quote("/search?q=wind+tunnel", safe="/")
+        assert card.css_first("h2.title a").attributes["href"] == f"/records/{hit['id']}{back}"
+        assert card.css_first("a.related-link").attributes["href"] == f"/records/{hit['id']}/related{back}"
         original = card.css_first("a.original")
         assert original.attributes["href"] == hit["url"]
         label = text(original)

@@ -36,6 +36,15 @@ class SearchRequest(BaseModel):
     # hybrid mode: after the records that match, show records close in meaning that do not
     extras: bool = True
 
+    def years_in_order(self) -> tuple["SearchRequest", str | None]:
+        """This request with a reversed year range swapped, and the notice that says so (a range
+        from 1990 to 1980 is a typing slip, not a wish for no records)."""
+        lo, hi = self.year_from, self.year_to
+        if lo is None or hi is None or lo <= hi:
+            return self, None
+        return (self.model_copy(update={"year_from": hi, "year_to": lo}),
+                f"Years swapped: showing {hi}–{lo} (the range was given as {lo}–{hi}).")
+
 
 class FacetBucket(BaseModel):
     value: str

@@ -142,6 +142,7 @@ class SearchService:
         A search running alone counts its facets on a second thread beside its page; when others
         are running too, the cores are already busy and the extra thread would only add work (its
         own count of the matches), so it counts them after its page."""
+        req, swapped = req.years_in_order()
         with self._lock:
             self._in_flight += 1
             alone = self._in_flight == 1
@@ -150,6 +151,8 @@ class SearchService:
         finally:
             with self._lock:
                 self._in_flight -= 1
+        if swapped:
+            resp.notices.insert(0, swapped)
         store = self._existing_store() if fold_copies and resp.results else None
         if store is not None:
             resp.results, _ = collapse_hits(store, resp.results)

@@ -63,7 +63,8 @@ def read_search_form(request: Request) -> tuple[SearchRequest, list[str]]:
     extras = params.get("extras", "1") not in ("0", "off", "false", "no")
     req = SearchRequest(q=q, source=source, page=page, per_page=PER_PAGE, sort=sort, mode=mode,
                         year_from=year_from, year_to=year_to, extras=extras, **lists)
-    return req, notices
+    req, swapped = req.years_in_order()  # the form shows the range in order, the notice says why
+    return req, notices + ([swapped] if swapped else [])
 
 
 def form_params(req: SearchRequest) -> list[tuple[str, str]]:

@@ -1,6 +1,7 @@
 """The HTML pages: search results, a record, its related papers, the Atom feed of a search.
 
-Server-rendered, no JavaScript. Each route reads its request (:mod:`~searchnasa.web.form`), makes
+Server-rendered; every page works without JavaScript (``static/search.js`` only makes the sort and
+filters apply when changed and folds the filter panel on narrow screens). Each route reads its request (:mod:`~searchnasa.web.form`), makes
 one call through :mod:`~searchnasa.web.deps`, and renders a template (:mod:`~searchnasa.web.render`)
 with links from :mod:`~searchnasa.web.urls`.
 """
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from searchnasa.errors import BadInput
 from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.schemas import MAX_PAGE, SearchRequest, SearchResponse
 from searchnasa.search.service import SearchService
@@ -36,6 +39,9 @@ from searchnasa.web.urls import (
 router = APIRouter(include_in_schema=False)
 
 LINK_LABEL_CHARS = 50
+MAX_BACK_CHARS = 4000  # a results-page address carried to a record page (?back=)
+EXPORT_FORMATS = ("bibtex", "ris", "csl-json", "csv")
+MAX_SELECTION = 100  # a results page shows at most 100 records
 RELATED_TITLE_CHARS = 50
 RECORD_PAGE_RELATED = 10
 RELATED_PAGE_LIMIT = 20
@@ -78,6 +84,28 @@ def _facet_lists(req: SearchRequest, resp: SearchResponse) -> dict[str, list[dic
     return facets
 
 
+def _decades(req: SearchRequest, resp: SearchResponse) -> list[dict[str, Any]]:
+    """The decade filter: each decade of the result set as a link that sets the year range."""
+    out = []
+    for bucket in resp.facets.get("decade", []):
+        start = int(bucket.value.rstrip("s"))
+        out.append({"label": bucket.value, "count": bucket.count,
+                    "url": search_url(req, year_from=start, year_to=start + 9, page=1),
+                    "current": req.year_from == start and req.year_to == start + 9})
+    return out
+
+
+def back_to_results(request: Request) -> str:
+    """The results page a record page was opened from (``?back=``), when it is one of ours."""
+    back = request.query_params.get("back", "")
+    return back if back.startswith("/search?") and len(back) <= MAX_BACK_CHARS else ""
+
+
+def query_of(back: str) -> str:
+    """The query of a results-page address, for the search box of the page it led to."""
+    return parse_qs(urlsplit(back).query).get("q", [""])[0] if back else ""
+
+
 def _read_as(resp: SearchResponse) -> str:
     """How a degraded query was read ("" when it was read as typed)."""
     repaired = [n for n in resp.notices if not n.startswith("Semantic search")]  # not about the query text
@@ -117,6 +145,8 @@ def _search_page(request: Request) -> Response:
         suggestion_url=search_url(req, q=resp.suggestion, page=1) if resp.suggestion else "",
         feed_url=feed_url(req),
         export_url=lambda fmt: export_url(req, fmt),
+        decades=_decades(req, resp),
+        back=search_url(req, page=resp.page),
     )
 
 
@@ -187,8 +217,9 @@ def record_page(request: Request, record_id: str) -> Response:
     service = services(request).search()
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RECORD_PAGE_RELATED)
-    return render("record.html", query="", related=related, copies=copies_of(service, record.id),
-                  **_record_context(record))
+    back = back_to_results(request)
+    return render("record.html", query=query_of(back), back=back, related=related,
+                  copies=copies_of(service, record.id), **_record_context(record))
 
 
 @router.get("/records/{record_id}/related", response_class=HTMLResponse)
@@ -196,5 +227,22 @@ def related_page(request: Request, record_id: str) -> Response:
     service = services(request).search()
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RELATED_PAGE_LIMIT)
-    return render("related.html", query="", record=record, related=related,
+    back = back_to_results(request)
+    return render("related.html", query=query_of(back), back=back, record=record, related=related,
                   heading_title=cut_hard(record.title, RELATED_TITLE_CHARS))
+
+
+@router.get("/export/selection")
+def export_selection(request: Request) -> Response:
+    """The records ticked on a results page, as citations: on to the export API with their ids
+    (a page form cannot tell "none ticked" from "export everything", so this step can)."""
+    ids = [i for i in request.query_params.getlist("ids") if i.strip()]
+    fmt = request.query_params.get("format", "bibtex")
+    if fmt not in EXPORT_FORMATS:
+        raise BadInput(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    if not ids:
+        raise BadInput("tick at least one record to export the selection")
+    if len(ids) > MAX_SELECTION:
+        raise BadInput(f"at most {MAX_SELECTION} records can be exported as a selection")
+    return RedirectResponse("/api/export?" + urlencode([("format", fmt), *(("ids", i) for i in ids)]),
+                            status_code=303)
