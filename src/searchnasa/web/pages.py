@@ -188,7 +188,7 @@ def record_page(request: Request, record_id: str) -> Response:
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RECORD_PAGE_RELATED)
     return render("record.html", query="", related=related, copies=copies_of(service, record.id),
-                  **_record_context(record))
+                  withdrawn_on=service.withdrawn_on(record.id), **_record_context(record))
 
 
 @router.get("/records/{record_id}/related", response_class=HTMLResponse)
