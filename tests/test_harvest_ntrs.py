@@ -4,7 +4,7 @@ incremental runs, client-side filters and journal metadata."""
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -169,7 +169,14 @@ def test_incremental_run_picks_up_added_and_modified_records(collection, tmp_hom
         second = run_harvest("ntrs", store, settings, fast())
         assert second.mode == "incremental" and second.finished
         assert (second.counts.new, second.counts.changed) == (5, 1)
-        assert second.fetched == 6  # only what changed was read, not the whole collection
+        # only what changed was read, and what the overlap re-reads (modified within 7 days of the
+        # newest `modified` the first run saw), not the whole collection
+        newest = max((i.get("modified") or "")[:10] for i in collection[:1000])
+        start = (date.fromisoformat(newest) - timedelta(days=7)).isoformat()
+        assert all("modified.gte" not in e.params or e.params["modified.gte"] == start
+                   for e in server.log[before:])
+        in_overlap = sum(1 for i in server.ntrs_items if (i.get("modified") or "")[:10] >= start)
+        assert second.fetched == in_overlap < 20
         assert len(server.log) - before < 10
         assert all("modified.gte" in e.params for e in server.log[before:])
         assert "SYNTHETIC EDIT" in store.get(f"ntrs:{modified['id']}").abstract
@@ -183,8 +190,6 @@ def test_since_and_until_bound_the_modified_date_and_keep_their_own_checkpoint(c
     items = copy.deepcopy(collection[:50])
     with ReplayServer(items) as server:
         store = open_store(tmp_home)
-        from datetime import date
-
         report = run_harvest("ntrs", store, settings_for(tmp_home, server),
                              fast(since=date(2016, 1, 1), until=date(2017, 12, 31)))
         assert report.mode == "incremental"

@@ -3,7 +3,7 @@ fallback, rate limiting with Retry-After, faults and the retry budget."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -80,22 +80,26 @@ def test_a_server_without_link_headers_is_paged_by_page_number(collection, tmp_h
         assert [int(e.params["page"]) for e in server.log] == [1, 2, 3, 4, 5]
 
 
-def test_incremental_uses_entry_date_start_with_overlap(collection, tmp_home):
+def test_incremental_starts_from_the_sources_newest_entry_date_minus_the_overlap(collection, tmp_home):
+    """The next start is the newest ``entry_date`` the last run read (the source's clock, not ours),
+    minus the overlap; the overlap's records are read again (unchanged) with the new ones."""
     items = list(collection)
+    newest = max(i["entry_date"][:10] for i in items if i.get("entry_date"))
     with ReplayServer(osti_items=items) as server:
         store = open_store(tmp_home)
         settings = settings_for(tmp_home, server)
         run_harvest("osti", store, settings, fast())
-        today = datetime.now(timezone.utc).strftime("%Y-%m-%dT00:00:00Z")
-        server.osti_items.extend(synthetic_osti(4, today))
+        assert store.get_checkpoint("harvest:osti")["next_since"] == newest
+        server.osti_items.extend(synthetic_osti(4, newest + "T00:00:00Z"))
         before = len(server.log)
         report = run_harvest("osti", store, settings, fast(overlap_days=3))
         assert report.mode == "incremental" and report.finished
-        assert report.counts.new == 4 and report.fetched == 4
         params = server.log[before].params
-        assert "entry_date_start" in params
         start = datetime.strptime(params["entry_date_start"], "%m/%d/%Y").date()
-        assert (datetime.now(timezone.utc).date() - start).days == 3  # the overlap window
+        assert (date.fromisoformat(newest) - start).days == 3  # the overlap window
+        in_overlap = sum(1 for i in items if i.get("entry_date", "")[:10] >= start.isoformat())
+        assert in_overlap > 0 and report.counts.new == 4 and report.counts.unchanged == in_overlap
+        assert report.fetched == in_overlap + 4
 
 
 def test_incremental_falls_back_to_walking_entry_date_desc(collection, tmp_home):
@@ -112,7 +116,12 @@ def test_incremental_falls_back_to_walking_entry_date_desc(collection, tmp_home)
         assert walked[0].status == 500  # the date filter failed (few attempts), then the fallback
         desc = [e for e in walked if e.params.get("sort") == "entry_date desc"]
         assert desc and all(e.status == 200 for e in desc)
-        assert len(desc) == 2  # stopped at the first page older than the checkpoint, not all 15
+        # stopped at the first page older than the start (newest entry date - 30 days), not all 15
+        newest = max(i["entry_date"][:10] for i in collection if i.get("entry_date"))
+        start = (date.fromisoformat(newest) - timedelta(days=30)).isoformat()
+        days_desc = sorted((i["entry_date"][:10] for i in server.osti_items if i.get("entry_date")), reverse=True)
+        first_older = next(n for n, d in enumerate(days_desc) if d < start)
+        assert len(desc) == first_older // 100 + 1 < 15
         assert set(stored_ids(store)) == expected(collection) | {f"osti:{99900001 + i}" for i in range(130)}
 
 

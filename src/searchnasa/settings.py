@@ -55,12 +55,15 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("HARVEST_RATE", "", "harvest: requests a second (empty: the source's polite default)"),
     Variable("HARVEST_TIMEOUT", "60", "harvest: seconds one request may take"),
     Variable("HARVEST_MAX_ATTEMPTS", "6", "harvest: tries of one request before the harvest stops"),
-    Variable("HARVEST_RETRY_BUDGET", "200", "harvest: retries one run may spend"),
+    Variable("HARVEST_RETRY_BUDGET", "", "harvest: retries one run may spend (empty: no run-wide cap)"),
+    Variable("HARVEST_FAILURE_WINDOW", "100", "harvest: the rolling window of requests judged for failures"),
+    Variable("HARVEST_MAX_FAILURE_RATIO", "0.5", "harvest: stop when more than this share of the window failed"),
     Variable("HARVEST_BACKOFF", "2.0", "harvest: first backoff in seconds (doubles, with jitter)"),
     Variable("HARVEST_BACKOFF_CAP", "120", "harvest: longest backoff in seconds"),
     Variable("HARVEST_MAX_RETRY_AFTER", "900", "harvest: longest Retry-After honoured, in seconds"),
     Variable("HARVEST_WINDOW_LIMIT", "10000", "harvest: the NTRS result window (page.from + page.size)"),
-    Variable("HARVEST_OVERLAP_DAYS", "2", "harvest: days an incremental harvest re-reads"),
+    Variable("HARVEST_OVERLAP_DAYS", "", "harvest: days before the source's newest date an incremental harvest re-reads (empty: NTRS 7, OSTI 30)"),
+    Variable("HARVEST_RECONCILE_MAX", "1000", "harvest --reconcile: most missing records confirmed one by one before it stops"),
     Variable("HARVEST_PAGE_SIZE", "", "harvest: records per request (empty: 100)"),
 )
 _BY_NAME = {v.name: v for v in VARIABLES}

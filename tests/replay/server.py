@@ -9,7 +9,10 @@ NTRS (``/ntrs/api/citations/search``): GET with dotted keys or POST with a neste
 ``q=*`` matches everything and an empty ``q`` nothing; ``published``/``modified``/``created``
 ``.gte``/``.lte`` take full ``YYYY-MM-DD`` dates; ``sort.field`` on those three (missing values
 last, unknown fields ignored); ``page.from + page.size`` over the window is HTTP 400 with an
-Elasticsearch-style body; ``title`` and ``distribution`` are ignored (as measured on the real API).
+Elasticsearch-style body; ``title`` and ``distribution`` are ignored (as measured on the real API),
+and so are the range filters named in ``ntrs_ignored_filters`` (as a stand-in for the API did).
+``remove_ntrs`` / ``remove_osti`` withdraw a record: searches and its single-record URL (404)
+stop returning it.
 
 OSTI (``/osti/api/v1/records``): a JSON array, ``X-Total-Count``, ``Link`` with ``rel="next"`` and
 ``rel="last"``; 1-based ``page`` and ``rows``; ``sort=field dir``; ``entry_date_*`` and
@@ -92,7 +95,8 @@ class ReplayServer:
                  osti_items: list[dict[str, Any]] | None = None, *, window: int = 10000,
                  rate_limit: tuple[int, float] | None = None, latency: float = 0.0,
                  stall: float = 2.0, osti_date_filters_fail: bool = False,
-                 osti_max_rows: int = 1000, osti_link_headers: bool = True, total_cap: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 osti_max_rows: int = 1000, osti_link_headers: bool = True, total_cap: int | None = None, clock: Callable[[], float] = time.monotonic,
+                 ntrs_ignored_filters: tuple[str, ...] = ()) -> None:
         self.ntrs_items = list(ntrs_items or [])
         self.osti_items = list(osti_items or [])
         self.window = window
@@ -104,6 +108,9 @@ class ReplayServer:
         self.osti_link_headers = osti_link_headers  # False: a compatible server that sends no Link
         self.total_cap = total_cap  # Elasticsearch's track_total_hits: bigger totals become estimates
         self.clock = clock  # the rate limit's clock; tests pass a fake one the client's sleep advances
+        # range filters this stand-in ignores (as independent stand-ins for the API have): "created", ...
+        self.ntrs_ignored_filters = tuple(ntrs_ignored_filters)
+        self._osti_cache: dict[Any, Any] = {}
         self.log: list[Logged] = []
         self._ntrs_index: list[tuple[dict[str, str | None], dict[str, Any]]] | None = None
         self._sorted_cache: dict[Any, Any] = {}
@@ -202,6 +209,21 @@ class ReplayServer:
             self.ntrs_items.extend(items)
             self._ntrs_index = None
 
+    def remove_ntrs(self, item_id: Any) -> dict[str, Any]:
+        """Withdraw a citation: searches and ``/citations/{id}`` (404) no longer return it."""
+        with self.lock:
+            item = next(i for i in self.ntrs_items if str(i["id"]) == str(item_id))
+            self.ntrs_items.remove(item)
+            self._ntrs_index = None
+        return item
+
+    def remove_osti(self, osti_id: str) -> dict[str, Any]:
+        """Withdraw a record: searches and ``/records/{osti_id}`` (404) no longer return it."""
+        with self.lock:
+            item = next(i for i in self.osti_items if i["osti_id"] == osti_id)
+            self.osti_items.remove(item)
+        return item
+
     def update_ntrs(self, item_id: Any, **fields: Any) -> dict[str, Any]:
         """Change fields of a served citation, as an edit on the real service would."""
         with self.lock:
@@ -264,6 +286,8 @@ class ReplayServer:
         ranges: list[tuple[str, str, str]] = []
         for key, value in params.items():
             m = re.fullmatch(r"(published|modified|created)\.(gte|lte)", key)
+            if m and m.group(1) in self.ntrs_ignored_filters:
+                continue
             if m:
                 if not isinstance(value, str) or not _DAY.match(value):
                     raise HttpError(400, {"statusCode": 400,
@@ -338,8 +362,31 @@ class ReplayServer:
                     raise error(400, "Bad Request", f"{key} must be MM/DD/YYYY")
                 bounds[key] = f"{m.group(3)}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
         q = params.get("q", "").strip().lower()
+        matched = self._osti_matched(q, bounds, params.get("sort", ""))
+        total = len(matched)
+        last = max(1, math.ceil(total / rows))
+        body = matched[(page - 1) * rows: page * rows]
+
+        def link(p: int) -> str:
+            return f"{base_url}?{urlencode({**params, 'page': p, 'rows': rows})}"
+
+        links = [f'<{link(page + 1)}>; rel="next"'] if page < last else []
+        links.append(f'<{link(last)}>; rel="last"')
+        headers = {"X-Total-Count": str(total)}
+        if self.osti_link_headers:
+            headers["Link"] = ", ".join(links)
+        return body, headers
+
+    def _osti_matched(self, q: str, bounds: dict[str, str], sort_param: str) -> list[dict[str, Any]]:
+        """The matching records in sort order, cached per query while the collection is unchanged
+        (a walk of thousands of one-record pages must not sort the collection each time)."""
         with self.lock:
             items = list(self.osti_items)
+        key = (q, tuple(sorted(bounds.items())), sort_param, len(items), id(items[0]) if items else 0,
+               id(items[-1]) if items else 0)
+        cached = self._osti_cache.get(key)
+        if cached is not None:
+            return cached
         matched = []
         for item in items:
             if q and not all(t in f"{item.get('title', '')} {item.get('description', '')}".lower()
@@ -354,26 +401,15 @@ class ReplayServer:
                     ok = False
             if ok:
                 matched.append(item)
-        sort = params.get("sort", "").replace("+", " ").split()
+        sort = sort_param.replace("+", " ").split()
         if sort and sort[0] in ("entry_date", "publication_date", "osti_id", "title"):
             field, desc = sort[0], len(sort) > 1 and sort[1].lower() == "desc"
             present = [i for i in matched if i.get(field)]
             missing = [i for i in matched if not i.get(field)]
             present.sort(key=lambda i: str(i.get(field)), reverse=desc)
             matched = present + missing
-        total = len(matched)
-        last = max(1, math.ceil(total / rows))
-        body = matched[(page - 1) * rows: page * rows]
-
-        def link(p: int) -> str:
-            return f"{base_url}?{urlencode({**params, 'page': p, 'rows': rows})}"
-
-        links = [f'<{link(page + 1)}>; rel="next"'] if page < last else []
-        links.append(f'<{link(last)}>; rel="last"')
-        headers = {"X-Total-Count": str(total)}
-        if self.osti_link_headers:
-            headers["Link"] = ", ".join(links)
-        return body, headers
+        self._osti_cache = {key: matched}
+        return matched
 
 
 class _Handler(BaseHTTPRequestHandler):

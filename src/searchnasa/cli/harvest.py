@@ -52,10 +52,14 @@ def _print_summary(report: HarvestReport, as_json: bool) -> None:
             "skipped": report.skipped_total, "skipped_reasons": report.skipped,
             "fetched": report.fetched, "total": report.total, "requests": report.requests,
             "retries": report.retries, "retry_reasons": report.retry_reasons,
+            "withdrawn": report.withdrawn, "still_upstream": report.still_upstream,
+            "restored": report.restored, "notes": report.notes,
             "index": report.index, "elapsed_s": round(report.elapsed, 3),
         })
         return
     console.print(report.summary(), highlight=False)
+    for note in report.notes:
+        console.print(f"  note: {note}", highlight=False, soft_wrap=True)
     for reason, n in sorted(report.skipped.items(), key=lambda kv: -kv[1]):
         console.print(f"  skipped {n:,}: {reason}", highlight=False, soft_wrap=True)
     if report.retry_reasons:
@@ -76,18 +80,21 @@ def harvest(
     title: Optional[str] = typer.Option(None, "--title", help="Keep only titles containing this text (checked on our side)."),
     distribution: Optional[str] = typer.Option(None, "--distribution", help="NTRS: keep only this distribution, e.g. PUBLIC (checked on our side)."),
     page_size: Optional[int] = typer.Option(None, "--page-size", help="Records per request (default 100)."),
+    reconcile: bool = typer.Option(False, "--reconcile", help="Walk the whole selection (same --query/--since/--until) and mark stored records the source no longer serves as withdrawn (hidden from search, kept in the store). Costs a full walk plus one request per missing record; monthly is plenty."),
+    overlap_days: Optional[int] = typer.Option(None, "--overlap-days", help="Days before the source's newest date an incremental run re-reads (default NTRS 7, OSTI 30)."),
     json_: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Harvest NTRS or OSTI: everything on the first run, then only what is new or modified.
 
-    Resumable: a run that is killed or stops (retry budget spent) continues where it stopped.
-    The lexical index, when it exists, is updated afterwards.
+    Resumable: a run that is killed or stops (a request failing again and again, or the server
+    failing most requests) continues where it stopped. The lexical index, when it exists, is
+    updated afterwards. --reconcile also finds records withdrawn upstream.
     """
     options = HarvestOptions(
         since=_parse_day(since, "--since"), until=_parse_day(until, "--until"),
         max_records=max_records, query=query, rate=rate, full=full, title=title,
-        distribution=distribution, page_size=page_size,
+        distribution=distribution, page_size=page_size, reconcile=reconcile, overlap_days=overlap_days,
     )
     options.check()
     _log_to_stderr()

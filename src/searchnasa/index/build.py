@@ -1,7 +1,8 @@
 """Build the lexical index from the store: incremental by default, atomic always.
 
 Incremental: only records whose store ``seq`` is above the generation's ``last_seq`` are
-(re)indexed, each as delete-by-id then add, in one commit. Atomic: Tantivy publishes a commit all
+(re)indexed, each as delete-by-id then add, in one commit. A record withdrawn upstream
+(``store/withdrawn.py``) is only deleted: the index never returns it, while the store keeps it. Atomic: Tantivy publishes a commit all
 at once, and a full rebuild goes to a new generation that replaces the old one only when complete
 (see :mod:`.layout`).
 """
@@ -24,6 +25,8 @@ from searchnasa.records import Record
 from searchnasa.index import layout
 from searchnasa.index.documents import document_json, record_json_document
 from searchnasa.index.schema import SCHEMA_VERSION, build_schema
+from searchnasa.store import Store
+from searchnasa.store.withdrawn import iter_index_rows_since
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +52,14 @@ class RecordSource(Protocol):
     def max_seq(self) -> int: ...
 
 
-def _documents(store: RecordSource, since_seq: int) -> Iterator[tuple[int, str, str]]:
-    """``(seq, record id, document JSON)`` for every record changed since ``since_seq``."""
+def _documents(store: RecordSource, since_seq: int) -> Iterator[tuple[int, str, str | None]]:
+    """``(seq, record id, document JSON)`` for every record changed since ``since_seq``; the
+    document is None for a record withdrawn upstream (delete it, add nothing)."""
+    if isinstance(store, Store):
+        for seq, blob, gone in iter_index_rows_since(store, since_seq):
+            rid, doc = record_json_document(blob)
+            yield seq, rid, None if gone else doc
+        return
     raw = getattr(store, "iter_json_since", None)
     if callable(raw):
         for seq, blob in raw(since_seq):
@@ -70,6 +79,7 @@ class BuildReport:
     full: bool
     last_seq: int
     documents: int
+    dropped: int = 0
 
 
 def _pending(store: RecordSource, since_seq: int) -> int | None:
@@ -113,6 +123,7 @@ class IndexSession:
         self.index = tantivy.Index(build_schema(), path=str(generation), reuse=not self.full)
         self.last_seq = state.last_seq
         self.done = 0
+        self.dropped = 0
         self.total: int | None = None
         self._writer: tantivy.IndexWriter | None = None
         self._closed = False
@@ -134,10 +145,13 @@ class IndexSession:
                 writer = writer or self._open_writer()
                 if not self.full:
                     writer.delete_documents_by_term("id", rid)
+                self.last_seq = max(self.last_seq, seq)
+                if doc is None:  # withdrawn upstream: out of the index, kept in the store
+                    self.dropped += 1
+                    continue
                 writer.add_json(doc)
                 added += 1
                 self.done += 1
-                self.last_seq = max(self.last_seq, seq)
                 if self.progress is not None and self.done % 1000 == 0:
                     self.progress(self.done, total)
                 if self.commit_every and not self.full and self.done % self.commit_every == 0:
@@ -174,7 +188,8 @@ class IndexSession:
         if self.progress is not None:
             self.progress(self.done, self.total)
         log.info("indexed %d records into %s (full=%s)", self.done, self.generation.name, self.full)
-        return BuildReport(self.done, self.generation.name, self.full, self.last_seq, self.state.documents)
+        return BuildReport(self.done, self.generation.name, self.full, self.last_seq, self.state.documents,
+                           self.dropped)
 
     def abort(self, exc: BaseException | None = None) -> None:
         """Drop what was fed since the last commit; a full build's unpublished generation goes."""

@@ -14,7 +14,8 @@ organization or report series, minus its similarity to the negative seeds. The s
 paper, so all of it is used: an earlier form kept only its 30 most distinctive terms with
 hand-made weights and ranked below a plain hybrid search of the same text on every eval set
 (bench/README.md, "Related papers"). The record itself and its exact duplicates (same DOI, or same
-title with near-identical text) are never listed. Reasons name what was measured:
+title with near-identical text) are never listed, nor is a record withdrawn upstream (its vector
+may still be in the vector index). Reasons name what was measured:
 "similar abstract 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
 """
 
@@ -43,6 +44,7 @@ from searchnasa.search.record_match import is_duplicate, organizations_behind, r
 from searchnasa.search.schemas import RelatedItem
 from searchnasa.search.text import cut_at_last_space
 from searchnasa.store import Store
+from searchnasa.store.withdrawn import withdrawn_among
 
 if TYPE_CHECKING:
     from searchnasa.search.service import SearchService
@@ -343,6 +345,8 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
     # Boosts and duplicate checks need whole records: look at a margin beyond the limit.
     pool = ordered[: max(limit * 3, 60)]
     records = parts.store.get_many([c.id for c in pool])
+    for rid in withdrawn_among(parts.store, list(records)):  # its vector may outlive it in the index
+        del records[rid]
     common = _common_organizations(parts, seeds)
     seed_records = [s.record for s in seeds if s.record]
     negative_records = [s.record for s in negatives if s.record]

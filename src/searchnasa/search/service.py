@@ -26,6 +26,7 @@ from searchnasa.index.schema import id_key
 from searchnasa.records import Record
 from searchnasa.settings import Settings, get_settings
 from searchnasa.store import Store, open_store
+from searchnasa.store.withdrawn import withdrawn_on
 from searchnasa.search import facets, spelling
 from searchnasa.search.budget import CUT_NOTICE, fit_to_budget
 from searchnasa.search.cards import hit_card
@@ -124,6 +125,12 @@ class SearchService:
         if not self.settings.store_path.exists():
             raise NotFound(f"no record {record_id!r} (the store is empty)")
         return self.store.get(record_id)
+
+    def withdrawn_on(self, record_id: str) -> str | None:
+        """The day ``record_id`` was found withdrawn upstream (its page says so), or None."""
+        if not self.settings.store_path.exists():
+            return None
+        return withdrawn_on(self.store, record_id)
 
     def lookup_identifier(self, text: str) -> list[str]:
         """Record ids that ``text`` identifies (DOI, NTRS/OSTI id, report number); [] if none."""

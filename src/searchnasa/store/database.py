@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -173,18 +173,20 @@ class Store:
         return self._compress(item.raw)
 
     def upsert(self, items: Iterable[StoredItem],
-               checkpoint: tuple[str, dict[str, Any]] | None = None) -> UpsertCounts:
+               checkpoint: tuple[str, dict[str, Any]] | None = None,
+               also: Callable[[sqlite3.Connection], None] | None = None) -> UpsertCounts:
         """Insert new records, replace changed ones, leave identical ones alone; one transaction.
 
         A copy from a poorer format (e.g. a CSV flattening) never replaces a copy from a richer one
         (the API JSON) of the same record. A harvest passes its ``checkpoint`` so the checkpoint
-        and the records it covers commit together.
+        and the records it covers commit together, and ``also`` for its own bookkeeping in the same
+        transaction (which records its selection has seen: ``store/withdrawn.py``).
         """
         batch: dict[str, StoredItem] = {}
         for item in items:
             batch[item.record.id] = item  # the same id twice in a batch: the last copy wins
         counts = UpsertCounts()
-        if not batch and checkpoint is None:
+        if not batch and checkpoint is None and also is None:
             return counts
         now = _now()
         with self.transaction() as conn:
@@ -228,6 +230,8 @@ class Store:
                        updated_at=excluded.updated_at""",
                 rows,
             )
+            if also is not None:
+                also(conn)
             if checkpoint is not None:
                 self.set_checkpoint(checkpoint[0], checkpoint[1], conn=conn)
         return counts

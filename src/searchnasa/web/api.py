@@ -116,7 +116,9 @@ def citation_response(records: Iterable[Record], fmt: str, stem: str) -> Streami
 
 
 @router.get("/records/{record_id}", responses={**ERROR_RESPONSES, 200: {
-    "description": "The record as JSON, or its citation when `format` is given.",
+    "description": "The record as JSON, or its citation when `format` is given. `withdrawn_on` is "
+                   "the day a reconcile pass found the record gone from its source (null while "
+                   "the source still serves it): search and related papers no longer return it.",
     "content": {"application/json": {}, "application/x-bibtex": {}, "text/csv": {}}}},
     summary="One record, every field (or its citation).")
 def api_record(
@@ -124,10 +126,12 @@ def api_record(
     record_id: Annotated[str, Path(max_length=100)],
     format: Annotated[CitationName | None, Query(description="A citation format instead of JSON.")] = None,
 ) -> Any:
-    record = services(request).search().get(check_record_id(record_id))
+    service = services(request).search()
+    record = service.get(check_record_id(record_id))
     if format is not None:
         return citation_response([record], format, record.id.replace(":", "-"))
-    return {**record.model_dump(mode="json"), "url": record.url, "source_label": record.source_label}
+    return {**record.model_dump(mode="json"), "url": record.url, "source_label": record.source_label,
+            "withdrawn_on": service.withdrawn_on(record.id)}
 
 
 @router.get("/records/{record_id}/related", response_model=RelatedResponse, responses=ERROR_RESPONSES,

@@ -219,7 +219,8 @@ def record_page(request: Request, record_id: str) -> Response:
     related = related_items(service, [record.id], [], RECORD_PAGE_RELATED)
     back = back_to_results(request)
     return render("record.html", query=query_of(back), back=back, related=related,
-                  copies=copies_of(service, record.id), **_record_context(record))
+                  copies=copies_of(service, record.id), withdrawn_on=service.withdrawn_on(record.id),
+                  **_record_context(record))
 
 
 @router.get("/records/{record_id}/related", response_class=HTMLResponse)

@@ -7,6 +7,8 @@ the store never holds records the checkpoint does not know about, nor the revers
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
@@ -58,6 +60,34 @@ def load(store: Store, name: str) -> Resume:
     return Resume(state, date.fromisoformat(since) if since else None)
 
 
+def new_run_id() -> str:
+    """A run's own stamp: records a reconcile walk reads are marked with it (unique even for two
+    runs in the same second)."""
+    return f"{now_iso()}/{uuid.uuid4().hex[:8]}"
+
+
 def incremental_start(since: date, overlap_days: int) -> date:
-    """The overlap window: re-read a few days before the checkpoint so boundary records are kept."""
+    """The overlap window: re-read ``overlap_days`` before the checkpoint's source date, so records
+    the source releases late (dated before the last harvest saw its newest record) are still read."""
     return since - timedelta(days=max(overlap_days, 0))
+
+
+def note_newest(state: dict[str, Any], days: Iterable[str | None]) -> None:
+    """Remember the newest source date (``YYYY-MM-DD``: NTRS ``modified``, OSTI ``entry_date``)
+    a walk has read: the next incremental run starts from it, not from our own clock."""
+    newest = state.get("newest_seen")
+    for day in days:
+        if day and len(day) == 10 and (newest is None or day > newest):
+            newest = day
+    state["newest_seen"] = newest
+
+
+def finish_since(state: dict[str, Any]) -> str:
+    """The checkpoint date a finished walk leaves: the newest source date it read (or the previous
+    checkpoint's, carried in ``newest_seen``), never later than the run's own day (a record dated
+    in the future must not push the next start past records yet to come). Why the source's date:
+    a source that lags (OSTI releases records days after their ``entry_date``) would otherwise have
+    its late records fall before a start computed from our clock."""
+    today = state["run_started_day"]
+    newest = state.get("newest_seen")
+    return min(newest, today) if newest else today

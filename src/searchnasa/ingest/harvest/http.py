@@ -2,7 +2,8 @@
 
 Why one client: politeness rules (a token bucket per source, a User-Agent with a contact, honouring
 ``Retry-After``) and robustness rules (retry 429/5xx/timeouts/resets/garbled bodies, then stop with a
-clear error once the retry budget is spent) must hold for every request, so they live in one place.
+clear error when one request keeps failing or the server fails most recent requests) must hold for
+every request, so they live in one place.
 A body is only handed to the caller once it parsed as the JSON shape the caller expects, so a
 truncated body or an HTML error page can never reach the store.
 """
@@ -14,6 +15,7 @@ import logging
 import random
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -66,7 +68,15 @@ class TokenBucket:
 
 @dataclass
 class RetryPolicy:
-    """How hard to try: per-request attempts, a run-wide retry budget, and the backoff curve.
+    """How hard to try: attempts per request, the failure share over a rolling window of requests,
+    an optional run-wide cap, and the backoff curve.
+
+    Why a rolling window and not a run-wide budget: a server that fails a steady few percent of
+    requests would spend any fixed budget on a long enough harvest although every request succeeds
+    on retry (a full NTRS walk is thousands of requests). What must stop a harvest is one request
+    that keeps failing (``max_attempts``) or a server that fails most requests right now (more than
+    ``max_failure_ratio`` of the last ``failure_window`` attempts). ``budget`` (None: no cap) is
+    the old run-wide limit, for an operator who wants one.
 
     Backoff is exponential with full jitter (``uniform(0, min(cap, base * 2**attempt))``), so many
     clients that failed together do not retry together. ``Retry-After`` from the server wins over
@@ -74,13 +84,41 @@ class RetryPolicy:
     """
 
     max_attempts: int = 6
-    budget: int = 200
+    budget: int | None = None
     backoff_base: float = 1.0
     backoff_cap: float = 60.0
     max_retry_after: float = 900.0
+    failure_window: int = 100
+    max_failure_ratio: float = 0.5
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         return rng.uniform(0, min(self.backoff_cap, self.backoff_base * (2 ** attempt)))
+
+    @property
+    def min_window(self) -> int:
+        """Attempts seen before the failure share is judged: a few early failures are no trend."""
+        return max(1, min(self.failure_window, 20))
+
+
+class FailureWindow:
+    """The outcomes of the last ``size`` attempts, to tell a failing server from transient errors."""
+
+    def __init__(self, size: int) -> None:
+        self.outcomes: deque[bool] = deque(maxlen=max(size, 1))
+        self.failures = 0
+
+    def add(self, failed: bool) -> None:
+        if len(self.outcomes) == self.outcomes.maxlen and self.outcomes[0]:
+            self.failures -= 1
+        self.outcomes.append(failed)
+        self.failures += failed
+
+    @property
+    def seen(self) -> int:
+        return len(self.outcomes)
+
+    def ratio(self) -> float:
+        return self.failures / self.seen if self.outcomes else 0.0
 
 
 class BadBody(Exception):
@@ -112,6 +150,7 @@ class ClientStats:
 
     requests: int = 0
     retries: int = 0
+    peak_failure_ratio: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
     slept_for_rate: float = 0.0
     slept_for_retry: float = 0.0
@@ -169,6 +208,7 @@ class HarvestClient:
         self.bucket = TokenBucket(rate, sleep=sleep)
         self.rng = random.Random(seed)
         self.stats = ClientStats()
+        self.window = FailureWindow(self.policy.failure_window)
         self.http = httpx.Client(
             timeout=httpx.Timeout(timeout),
             headers={"User-Agent": user_agent(contact), "Accept": "application/json"},
@@ -186,14 +226,16 @@ class HarvestClient:
         self.close()
 
     def _spend_retry(self, reason: str, attempt: int, retry_after: float | None, url: str) -> None:
-        """Count a retry against the budgets, then sleep the backoff (or what the server asked)."""
+        """Count a failed attempt against the limits, then sleep the backoff (or what the server asked)."""
         self.stats.retries += 1
         self.stats.note(reason)
+        self._note_outcome(failed=True)
         if attempt + 1 >= self.policy.max_attempts:
             raise HarvestError(
                 f"{self.name}: giving up after {attempt + 1} attempts ({reason}) at {url}; "
                 "the checkpoint is saved, re-run the same command to resume")
-        if self.stats.retries > self.policy.budget:
+        self._check_failing(reason, url)
+        if self.policy.budget is not None and self.stats.retries > self.policy.budget:
             raise HarvestError(
                 f"{self.name}: retry budget of {self.policy.budget} spent (last: {reason}) at {url}; "
                 "the checkpoint is saved, re-run the same command to resume")
@@ -203,6 +245,20 @@ class HarvestClient:
         log.info("%s: %s, retry %d in %.2fs (%s)", self.name, reason, attempt + 1, wait, url)
         self.stats.slept_for_retry += wait
         self.sleep(wait)
+
+    def _note_outcome(self, failed: bool) -> None:
+        self.window.add(failed)
+        if self.window.seen >= self.policy.min_window:
+            self.stats.peak_failure_ratio = max(self.stats.peak_failure_ratio, self.window.ratio())
+
+    def _check_failing(self, reason: str, url: str) -> None:
+        """Stop when most recent attempts failed: the server is down or refusing us, not flaky."""
+        window = self.window
+        if window.seen >= self.policy.min_window and window.ratio() > self.policy.max_failure_ratio:
+            raise HarvestError(
+                f"{self.name}: the server failed {window.failures} of the last {window.seen} requests "
+                f"(last: {reason}) at {url}; stopping until it recovers. The checkpoint is saved, "
+                "re-run the same command to resume")
 
     def request(self, method: str, url: str, *, params: Mapping[str, Any] | None = None,
                 json_body: Any = None, validate: Callable[[Any], None] | None = None) -> Response:
@@ -230,6 +286,7 @@ class HarvestClient:
                 attempt += 1
                 continue
             if status >= 400:
+                self._note_outcome(failed=False)  # the server answered; the request itself is wrong
                 raise ClientError(
                     f"{self.name}: HTTP {status} for {resp.url}: {_describe_body(resp.text)}",
                     status, resp.text)
@@ -242,4 +299,5 @@ class HarvestClient:
                                   None, str(resp.url))
                 attempt += 1
                 continue
+            self._note_outcome(failed=False)
             return Response(data=data, headers=resp.headers, url=str(resp.url), status=status)

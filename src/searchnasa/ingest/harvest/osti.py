@@ -11,6 +11,7 @@ the checkpoint date.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 from collections.abc import Iterator
 from datetime import date
@@ -20,8 +21,8 @@ from urllib.parse import urlencode, urljoin
 import httpx
 
 from searchnasa.errors import HarvestError
-from searchnasa.ingest.harvest.checkpoint import STATE_VERSION, now_iso
-from searchnasa.ingest.harvest.http import BadBody, ClientError, HarvestClient, RetryPolicy
+from searchnasa.ingest.harvest.checkpoint import STATE_VERSION, finish_since, note_newest, now_iso
+from searchnasa.ingest.harvest.http import BadBody, ClientError, HarvestClient
 from searchnasa.ingest.harvest.ntrs import Page
 
 log = logging.getLogger(__name__)
@@ -58,8 +59,9 @@ def next_link(headers: httpx.Headers, base_url: str) -> str | None:
 
 
 def new_state(*, mode: str, query: str | None, page_size: int, start: date | None,
-              until: date | None, today: date) -> dict[str, Any]:
-    """A fresh walk: everything (``full``) or what was entered from ``start`` on (``incremental``)."""
+              until: date | None, today: date, prev_since: date | None = None) -> dict[str, Any]:
+    """A fresh walk: everything (``full``) or what was entered from ``start`` on (``incremental``);
+    ``prev_since`` is the previous checkpoint's source date, kept when nothing newer is read."""
     params: dict[str, Any] = {"rows": page_size, "page": 1, "sort": "entry_date asc"}
     if query:
         params["q"] = query
@@ -83,6 +85,7 @@ def new_state(*, mode: str, query: str | None, page_size: int, start: date | Non
         "run_started": now_iso(),
         "run_started_day": today.isoformat(),
         "next_since": None,
+        "newest_seen": prev_since.isoformat() if prev_since else None,
     }
 
 
@@ -102,9 +105,7 @@ class OstiWalker:
     def _first_incremental(self) -> Any:
         """Try the date filter with few attempts: a server that keeps failing it gets the fallback."""
         saved = self.client.policy
-        self.client.policy = RetryPolicy(max_attempts=self.probe_attempts, budget=saved.budget,
-                                         backoff_base=saved.backoff_base, backoff_cap=saved.backoff_cap,
-                                         max_retry_after=saved.max_retry_after)
+        self.client.policy = dataclasses.replace(saved, max_attempts=self.probe_attempts)
         try:
             return self._get(self.url, self.state["params"])
         except (HarvestError, ClientError) as exc:
@@ -154,9 +155,10 @@ class OstiWalker:
                 items = keep
             st["next_url"] = nxt
             st["done"] += len(items)
+            note_newest(st, (entry_day(r) for r in items))
             if not nxt or not resp.data:
                 st["phase"] = "done"
-                st["next_since"] = st["run_started_day"]
+                st["next_since"] = finish_since(st)
             yield Page(items, copy.deepcopy(st))
 
 

@@ -5,6 +5,11 @@ adds the progress bar and the summary. Each page is mapped and committed togethe
 state that follows it (one SQLite transaction), so SIGKILL at any moment loses at most the page in
 flight, and the re-run starts from the last committed page. Upserts are idempotent, so a page read
 twice stores each record once.
+
+Every page also marks its records seen by the harvest's selection in this run (``store/withdrawn.py``),
+in the same transaction. ``--reconcile`` is a full walk of the selection followed by a ``confirm``
+phase (``reconcile.py``): stored records the walk did not see are asked for one by one, and those
+the source no longer serves are marked withdrawn.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from searchnasa.settings import Settings, env_value
 from searchnasa.index import build_index
 from searchnasa.ingest.mapping import stored_items
 from searchnasa.store import Store, UpsertCounts
-from searchnasa.ingest.harvest import checkpoint, ntrs, osti
+from searchnasa.store.withdrawn import SeenMarker, ensure_tables
+from searchnasa.ingest.harvest import checkpoint, ntrs, osti, reconcile
 from searchnasa.ingest.harvest.http import HarvestClient, RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -34,11 +40,20 @@ RAW_FORMAT = {"ntrs": "ntrs-api", "osti": "osti-api"}
 # NTRS allows about 500 requests per 15 minutes: 0.5/s stays under it with room for downloads.
 DEFAULT_RATE = {"ntrs": 0.5, "osti": 1.0}
 DEFAULT_PAGE_SIZE = {"ntrs": 100, "osti": 100}
+# Days before the source's newest date an incremental run re-reads. OSTI releases some records
+# days or weeks after their entry_date; NTRS stamps `modified` when a record is released, so a
+# week covers its lags. What the overlap costs in requests: bench/README.md, "Harvest overlap".
+DEFAULT_OVERLAP_DAYS = {"ntrs": 7, "osti": 30}
 
 
 def _env(name: str, default: str) -> str:
     """``SEARCHNASA_HARVEST_<name>`` (declared with its default in settings.VARIABLES)."""
     return env_value(f"HARVEST_{name}") or default
+
+
+def _env_int_or_none(name: str) -> int | None:
+    value = env_value(f"HARVEST_{name}").strip()
+    return int(value) if value else None
 
 
 @dataclass
@@ -60,13 +75,21 @@ class HarvestOptions:
     page_size: int | None = None
     timeout: float = field(default_factory=lambda: float(_env("TIMEOUT", "60")))
     max_attempts: int = field(default_factory=lambda: int(_env("MAX_ATTEMPTS", "6")))
-    retry_budget: int = field(default_factory=lambda: int(_env("RETRY_BUDGET", "200")))
+    retry_budget: int | None = field(default_factory=lambda: _env_int_or_none("RETRY_BUDGET"))
     backoff_base: float = field(default_factory=lambda: float(_env("BACKOFF", "2.0")))
     backoff_cap: float = field(default_factory=lambda: float(_env("BACKOFF_CAP", "120")))
     max_retry_after: float = field(default_factory=lambda: float(_env("MAX_RETRY_AFTER", "900")))
     window_limit: int = field(default_factory=lambda: int(_env("WINDOW_LIMIT", "10000")))
-    overlap_days: int = field(default_factory=lambda: int(_env("OVERLAP_DAYS", "2")))
+    overlap_days: int | None = field(default_factory=lambda: _env_int_or_none("OVERLAP_DAYS"))
     update_index: bool = True
+    reconcile: bool = False
+    failure_window: int = field(default_factory=lambda: int(_env("FAILURE_WINDOW", "100")))
+    max_failure_ratio: float = field(default_factory=lambda: float(_env("MAX_FAILURE_RATIO", "0.5")))
+    reconcile_max: int = field(default_factory=lambda: int(_env("RECONCILE_MAX", "1000")))
+
+    def resolved_overlap(self, source: str) -> int:
+        """Days re-read before the checkpoint's source date: the option, else the source's default."""
+        return self.overlap_days if self.overlap_days is not None else DEFAULT_OVERLAP_DAYS[source]
 
     def resolved_rate(self, source: str, settings: Settings) -> float:
         """``--rate`` wins, then ``SEARCHNASA_HARVEST_RATE``, then the source's polite default.
@@ -91,6 +114,11 @@ class HarvestOptions:
             raise BadInput("--max-records must be at least 1")
         if self.rate is not None and self.rate < 0:
             raise BadInput("--rate must be 0 (no limit) or a positive number of requests per second")
+        if self.overlap_days is not None and self.overlap_days < 0:
+            raise BadInput("--overlap-days must be 0 or more")
+        if not 0 < self.max_failure_ratio <= 1 or self.failure_window < 1:
+            raise BadInput("SEARCHNASA_HARVEST_MAX_FAILURE_RATIO must be in (0, 1] and "
+                           "SEARCHNASA_HARVEST_FAILURE_WINDOW at least 1")
 
 
 @dataclass
@@ -109,6 +137,10 @@ class HarvestReport:
     finished: bool = False
     index: str = "no index"
     elapsed: float = 0.0
+    withdrawn: int = 0
+    still_upstream: int = 0
+    restored: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def skip(self, reason: str, n: int = 1) -> None:
         if n > 0:
@@ -124,6 +156,11 @@ class HarvestReport:
                 f"{c.unchanged} unchanged, {self.skipped_total} skipped")
         if c.kept_richer:
             text += f", {c.kept_richer} kept (a richer copy is stored)"
+        if self.restored:
+            text += f", {self.restored} back after a withdrawal"
+        if self.mode == "reconcile" and self.finished:
+            text += (f"; {self.withdrawn} withdrawn upstream, {self.still_upstream} missing from the "
+                     "listing but still served")
         text += f"; {self.requests} requests, {self.retries} retries"
         text += "" if self.finished else "; stopped early, re-run to continue"
         return text
@@ -188,22 +225,36 @@ def _client(source: str, settings: Settings, options: HarvestOptions,
             sleep: Callable[[float], None]) -> HarvestClient:
     policy = RetryPolicy(max_attempts=options.max_attempts, budget=options.retry_budget,
                          backoff_base=options.backoff_base, backoff_cap=options.backoff_cap,
-                         max_retry_after=options.max_retry_after)
+                         max_retry_after=options.max_retry_after, failure_window=options.failure_window,
+                         max_failure_ratio=options.max_failure_ratio)
     return HarvestClient(source, rate=options.resolved_rate(source, settings), contact=settings.contact,
                          timeout=options.timeout, policy=policy, sleep=sleep)
 
 
 def _plan(source: str, store: Store, name: str, options: HarvestOptions) -> dict[str, Any]:
-    """Resume an unfinished walk, else start incremental from the checkpoint, else a full walk."""
+    """Resume an unfinished walk, else start incremental from the checkpoint's source date (minus
+    the overlap), else a full walk; ``--reconcile`` starts a full walk of the selection unless a
+    reconcile is already under way."""
     resume = checkpoint.load(store, name)
-    if resume.unfinished and not options.full:
+    if resume.unfinished and not options.full and (
+            not options.reconcile or resume.state.get("reconcile")):  # type: ignore[union-attr]
         log.info("%s: resuming the unfinished %s walk", source, resume.state["mode"])  # type: ignore[index]
+        resume.state.setdefault("run_id", checkpoint.new_run_id())  # type: ignore[union-attr]
         return resume.state  # type: ignore[return-value]
     today = checkpoint.today_utc()
     since = options.since
-    if since is None and options.until is None and not options.full and resume.next_since is not None:
-        since = checkpoint.incremental_start(resume.next_since, options.overlap_days)
+    if (since is None and options.until is None and not options.full and not options.reconcile
+            and resume.next_since is not None):
+        since = checkpoint.incremental_start(resume.next_since, options.resolved_overlap(source))
     mode = "incremental" if since is not None or options.until is not None else "full"
+    state = _new_state(source, mode, since, options, today, resume.next_since)
+    state["run_id"] = checkpoint.new_run_id()
+    state["reconcile"] = options.reconcile
+    return state
+
+
+def _new_state(source: str, mode: str, since: date | None, options: HarvestOptions, today: date,
+               prev_since: date | None) -> dict[str, Any]:
     size = options.resolved_page_size(source)
     if source == "ntrs":
         base: dict[str, str] = {"q": options.query or "*"}
@@ -212,9 +263,9 @@ def _plan(source: str, store: Store, name: str, options: HarvestOptions) -> dict
         if options.until is not None:
             base["modified.lte"] = options.until.isoformat()
         return ntrs.new_state(mode=mode, base=base, page_size=size, window_limit=options.window_limit,
-                              today=today)
+                              today=today, prev_since=prev_since)
     return osti.new_state(mode=mode, query=options.query, page_size=size, start=since,
-                          until=options.until, today=today)
+                          until=options.until, today=today, prev_since=prev_since)
 
 
 def _kept(item: dict[str, Any], options: HarvestOptions, report: HarvestReport) -> bool:
@@ -251,6 +302,51 @@ def _update_index(store: Store, settings: Settings, changed: int) -> str:
     return f"index updated ({result.indexed} records indexed)"
 
 
+def _after_walk(state: dict[str, Any]) -> dict[str, Any]:
+    """A finished reconcile walk is not done: its withdrawals (``confirm``) come next."""
+    if state.get("phase") == "done" and state.get("reconcile"):
+        return {**state, "phase": "confirm"}
+    return state
+
+
+def _store_page(store: Store, name: str, items: list[dict[str, Any]], commit_state: dict[str, Any],
+                options: HarvestOptions, report: HarvestReport, raw_format: str) -> None:
+    """Map and upsert one page with its checkpoint, marking its records seen by this run."""
+    batch = list(stored_items(((raw, raw_format, raw) for raw in items if _kept(raw, options, report)),
+                              lambda _, exc: report.skip(f"cannot map: {exc.message}")))
+    marker = SeenMarker(name, commit_state["run_id"], [item.record.id for item in batch])
+    report.counts.add(store.upsert(batch, checkpoint=(name, commit_state), also=marker))
+    report.restored += marker.restored
+
+
+def _walk(walker: Any, store: Store, name: str, state: dict[str, Any], options: HarvestOptions,
+          report: HarvestReport, raw_format: str, on_progress: ProgressFn | None) -> dict[str, Any]:
+    """Read the walker's pages into the store; the last state committed."""
+    last_state = dict(state)
+    pages = prefetch(walker.pages())
+    try:
+        for page in pages:
+            report.total = page.state.get("total")
+            for reason, n in page.skipped.items():
+                report.skip(reason, n)
+            commit_state, items = _after_walk(page.state), page.items
+            if options.max_records is not None and report.fetched + len(items) >= options.max_records:
+                keep = options.max_records - report.fetched
+                if keep < len(items):
+                    items = items[:keep]
+                    commit_state = last_state  # the page is only partly stored: re-read it next run
+            _store_page(store, name, items, commit_state, options, report, raw_format)
+            report.fetched += len(items)
+            last_state = commit_state
+            if on_progress:
+                on_progress(report.fetched, report.total)
+            if options.max_records is not None and report.fetched >= options.max_records:
+                break
+    finally:
+        pages.close()
+    return last_state
+
+
 def run_harvest(source: str, store: Store, settings: Settings, options: HarvestOptions | None = None,
                 on_progress: ProgressFn | None = None,
                 sleep: Callable[[float], None] = time.sleep) -> HarvestReport:
@@ -259,54 +355,36 @@ def run_harvest(source: str, store: Store, settings: Settings, options: HarvestO
         raise BadInput(f"unknown source {source!r}; choose one of: {', '.join(SOURCES)}")
     options = options or HarvestOptions()
     options.check()
+    ensure_tables(store)
     name = checkpoint.checkpoint_name(source, options.query, options.since, options.until)
     state = _plan(source, store, name, options)
-    report = HarvestReport(source=source, mode=state["mode"])
+    report = HarvestReport(source=source, mode="reconcile" if state.get("reconcile") else state["mode"])
     api = settings.ntrs_api if source == "ntrs" else settings.osti_api
-    raw_format = RAW_FORMAT[source]
     started = time.perf_counter()
     client = _client(source, settings, options, sleep)
     walker = (ntrs.NtrsWalker(client, api, state) if source == "ntrs"
               else osti.OstiWalker(client, api, state))
-    last_state = dict(state)
-    pages = prefetch(walker.pages())
     try:
-        for page in pages:
-            report.total = page.state.get("total")
-            for reason, n in page.skipped.items():
-                report.skip(reason, n)
-            commit_state = page.state
-            items = page.items
-            if options.max_records is not None and report.fetched + len(items) >= options.max_records:
-                keep = options.max_records - report.fetched
-                if keep < len(items):
-                    items = items[:keep]
-                    commit_state = last_state  # the page is only partly stored: re-read it next run
-                else:
-                    commit_state = page.state
-            batch = list(stored_items(((raw, raw_format, raw) for raw in items if _kept(raw, options, report)),
-                                      lambda _, exc: report.skip(f"cannot map: {exc.message}")))
-            report.counts.add(store.upsert(batch, checkpoint=(name, commit_state)))
-            report.fetched += len(items)
-            last_state = commit_state
-            if on_progress:
-                on_progress(report.fetched, report.total)
-            if options.max_records is not None and report.fetched >= options.max_records:
-                break
+        last_state = _walk(walker, store, name, state, options, report, RAW_FORMAT[source], on_progress)
+        report.notes = list(state.get("notes") or [])
+        if last_state.get("phase") == "confirm":
+            outcome = reconcile.withdraw_missing(store, client, api, source, name, last_state,
+                                                 options.reconcile_max)
+            report.withdrawn, report.still_upstream = outcome.withdrawn, outcome.still_upstream
+            last_state = outcome.state
         report.finished = last_state.get("phase") == "done"
     except HarvestError as exc:
-        pages.close()
         exc.report = report  # type: ignore[attr-defined]  (the CLI prints what was stored before the stop)
         raise
     finally:
-        pages.close()
         report.requests = client.stats.requests
         report.retries = client.stats.retries
         report.retry_reasons = dict(client.stats.reasons)
         report.elapsed = time.perf_counter() - started
         client.close()
     if options.update_index:
-        report.index = _update_index(store, settings, report.counts.new + report.counts.changed)
+        changed = report.counts.new + report.counts.changed + report.withdrawn + report.restored
+        report.index = _update_index(store, settings, changed)
     return report
 
 
