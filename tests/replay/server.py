@@ -14,6 +14,7 @@ Elasticsearch-style body; ``title`` and ``distribution`` are ignored (as measure
 OSTI (``/osti/api/v1/records``): a JSON array, ``X-Total-Count``, ``Link`` with ``rel="next"`` and
 ``rel="last"``; 1-based ``page`` and ``rows``; ``sort=field dir``; ``entry_date_*`` and
 ``publication_date_*`` filters in ``MM/DD/YYYY`` (optionally failing with HTTP 500, as reported);
+``subject`` as a fielded text search (every word of it among the record's subjects' words);
 errors as ``{statusCode, statusMessage, errorDescription}``.
 
 A fixed-window rate limit answers 429 with ``Retry-After``. Faults are queued with :meth:`inject`
@@ -338,12 +339,16 @@ class ReplayServer:
                     raise error(400, "Bad Request", f"{key} must be MM/DD/YYYY")
                 bounds[key] = f"{m.group(3)}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
         q = params.get("q", "").strip().lower()
+        subject = [w for w in re.findall(r"\w+", params.get("subject", "").lower())]
         with self.lock:
             items = list(self.osti_items)
         matched = []
         for item in items:
             if q and not all(t in f"{item.get('title', '')} {item.get('description', '')}".lower()
                              for t in q.split()):
+                continue
+            if subject and not all(w in re.findall(r"\w+", " ".join(item.get("subjects") or []).lower())
+                                   for w in subject):
                 continue
             ok = True
             for key, value in bounds.items():

@@ -95,6 +95,7 @@ def _search_page(request: Request) -> Response:
     last_page = max(1, min(MAX_PAGE, math.ceil(listed / req.per_page))) if listed else 1
     return render(
         "search.html",
+        request=request,
         req=req,
         resp=resp,
         query=req.q,
@@ -142,7 +143,7 @@ def home(request: Request) -> Response:
         count = services(request).record_count()
     except Exception:  # the front page must render even before anything is loaded
         count = None
-    return render("home.html", query="", record_count=count)
+    return render("home.html", request=request, query="", record_count=count)
 
 
 @router.get("/search", response_class=HTMLResponse)
@@ -187,7 +188,7 @@ def record_page(request: Request, record_id: str) -> Response:
     service = services(request).search()
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RECORD_PAGE_RELATED)
-    return render("record.html", query="", related=related, copies=copies_of(service, record.id),
+    return render("record.html", request=request, query="", related=related, copies=copies_of(service, record.id),
                   **_record_context(record))
 
 
@@ -196,5 +197,5 @@ def related_page(request: Request, record_id: str) -> Response:
     service = services(request).search()
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RELATED_PAGE_LIMIT)
-    return render("related.html", query="", record=record, related=related,
+    return render("related.html", request=request, query="", record=record, related=related,
                   heading_title=cut_hard(record.title, RELATED_TITLE_CHARS))

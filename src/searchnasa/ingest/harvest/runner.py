@@ -19,6 +19,7 @@ from datetime import date
 from typing import Any, TypeVar
 
 from searchnasa.errors import BadInput, HarvestError
+from searchnasa.records import Record
 from searchnasa.settings import Settings, env_value
 from searchnasa.index import build_index
 from searchnasa.ingest.mapping import stored_items
@@ -67,6 +68,12 @@ class HarvestOptions:
     window_limit: int = field(default_factory=lambda: int(_env("WINDOW_LIMIT", "10000")))
     overlap_days: int = field(default_factory=lambda: int(_env("OVERLAP_DAYS", "2")))
     update_index: bool = True
+    # a collection profile's selection (searchnasa.profiles): extra server-side parameters
+    # (NTRS subjectCategory, OSTI subject), the checkpoint it keeps, and the filter on our side
+    # (the reason a mapped record is left out, None to keep it)
+    filters: dict[str, str] = field(default_factory=dict)
+    checkpoint: str | None = None
+    keep: Callable[[Record], str | None] | None = None
 
     def resolved_rate(self, source: str, settings: Settings) -> float:
         """``--rate`` wins, then ``SEARCHNASA_HARVEST_RATE``, then the source's polite default.
@@ -113,6 +120,12 @@ class HarvestReport:
     def skip(self, reason: str, n: int = 1) -> None:
         if n > 0:
             self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    def skip_if(self, reason: str | None) -> bool:
+        """Count ``reason`` as a skip when there is one; whether there was."""
+        if reason is not None:
+            self.skip(f"filtered out: {reason}")
+        return reason is not None
 
     @property
     def skipped_total(self) -> int:
@@ -211,10 +224,12 @@ def _plan(source: str, store: Store, name: str, options: HarvestOptions) -> dict
             base["modified.gte"] = since.isoformat()
         if options.until is not None:
             base["modified.lte"] = options.until.isoformat()
-        return ntrs.new_state(mode=mode, base=base, page_size=size, window_limit=options.window_limit,
-                              today=today)
-    return osti.new_state(mode=mode, query=options.query, page_size=size, start=since,
-                          until=options.until, today=today)
+        return ntrs.new_state(mode=mode, base={**base, **options.filters}, page_size=size,
+                              window_limit=options.window_limit, today=today)
+    state = osti.new_state(mode=mode, query=options.query, page_size=size, start=since,
+                           until=options.until, today=today)
+    state["params"].update(options.filters)
+    return state
 
 
 def _kept(item: dict[str, Any], options: HarvestOptions, report: HarvestReport) -> bool:
@@ -259,7 +274,7 @@ def run_harvest(source: str, store: Store, settings: Settings, options: HarvestO
         raise BadInput(f"unknown source {source!r}; choose one of: {', '.join(SOURCES)}")
     options = options or HarvestOptions()
     options.check()
-    name = checkpoint.checkpoint_name(source, options.query, options.since, options.until)
+    name = options.checkpoint or checkpoint.checkpoint_name(source, options.query, options.since, options.until)
     state = _plan(source, store, name, options)
     report = HarvestReport(source=source, mode=state["mode"])
     api = settings.ntrs_api if source == "ntrs" else settings.osti_api
@@ -286,6 +301,8 @@ def run_harvest(source: str, store: Store, settings: Settings, options: HarvestO
                     commit_state = page.state
             batch = list(stored_items(((raw, raw_format, raw) for raw in items if _kept(raw, options, report)),
                                       lambda _, exc: report.skip(f"cannot map: {exc.message}")))
+            if options.keep is not None:
+                batch = [b for b in batch if not report.skip_if(options.keep(b.record))]
             report.counts.add(store.upsert(batch, checkpoint=(name, commit_state)))
             report.fetched += len(items)
             last_state = commit_state
