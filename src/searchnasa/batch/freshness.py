@@ -176,3 +176,16 @@ def home_status(settings: Settings, store: Store) -> HomeStatus:
     holder = lock_holder(settings.home)
     running = {"pid": holder.pid, "started": holder.started, "stage": holder.stage} if holder else None
     return HomeStatus(profile_json(active_profile(settings.home)), sources, index, running)
+
+
+def outside_profile(store: Store, profile: Profile | None) -> dict[str, int]:
+    """Records per source the profile does not select (kept and searchable: switching profiles
+    never deletes data). Reads every record, so only ``searchnasa stats`` asks."""
+    out = {s: 0 for s in SOURCE_LABELS}
+    if profile is None:
+        return out
+    for blob in store.iter_json():
+        record = orjson.loads(blob)
+        if profile.excludes(record) is not None:
+            out[str(record.get("source"))] = out.get(str(record.get("source")), 0) + 1
+    return out
