@@ -16,12 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from searchnasa.batch import update_stages as stages
 from searchnasa.batch.lock import UpdateLock
-from searchnasa.batch.update_harvest import SourceTally
+from searchnasa.batch.update_report import StageReport, UpdateEvents, UpdateOptions, UpdateReport
 from searchnasa.errors import BadInput, SearchNasaError, UpdateFailed
 from searchnasa.profiles import SOURCES, Profile, active_profile, everything, load_profile, save_active
 from searchnasa.settings import Settings, env_value
@@ -30,48 +28,6 @@ from searchnasa.store import Store, open_store
 STAGES = ("harvest", "index", "embed", "vectors", "dedup", "identifiers")
 EXIT_CODES = {"lock": 3, "harvest": 10, "index": 11, "embed": 12, "vectors": 13, "dedup": 14,
               "identifiers": 15}
-
-
-@dataclass
-class UpdateOptions:
-    """What ``searchnasa update`` was asked; None: the home's or the environment's choice."""
-
-    profile: str | None = None
-    sources: tuple[str, ...] = SOURCES
-    semantic: bool | None = None   # None: when the embedding model is installed
-    rate: float | None = None
-    page_size: int | None = None
-
-
-@dataclass
-class StageReport:
-    name: str
-    seconds: float = 0.0
-    records: int = 0
-    detail: str = ""
-    skipped: str | None = None
-
-    @property
-    def per_second(self) -> float | None:
-        return self.records / self.seconds if self.records and self.seconds > 0 else None
-
-
-@dataclass
-class UpdateReport:
-    profile: str | None
-    sources: dict[str, SourceTally] = field(default_factory=dict)
-    stages: list[StageReport] = field(default_factory=list)
-    took_over: dict[str, Any] | None = None
-    seconds: float = 0.0
-
-
-class UpdateEvents(Protocol):
-    """What a run tells its caller (the CLI draws progress bars from it)."""
-
-    def stage_started(self, name: str, label: str, total: int | None) -> None: ...
-    def stage_progress(self, name: str, done: int, total: int | None, label: str | None = None) -> None: ...
-    def stage_finished(self, report: StageReport) -> None: ...
-    def notice(self, line: str) -> None: ...
 
 
 def resolve_profile(settings: Settings, requested: str | None) -> tuple[Profile, bool]:

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 
 from searchnasa.batch.freshness import note_newest_dates
 from searchnasa.batch.update_harvest import harvest_source
+from searchnasa.batch.update_report import StageReport
 from searchnasa.errors import SearchNasaError, UpdateFailed
 from searchnasa.profiles import Selection
 
 if TYPE_CHECKING:
-    from searchnasa.batch.update import Pipeline, StageReport
+    from searchnasa.batch.update import Pipeline
     from searchnasa.semantic.vectors import EmbedReport
 
 
@@ -116,8 +117,6 @@ def embed_stage(p: Pipeline) -> None:
     """Embeddings for new and changed records, then the serving vector index; both skipped, with
     a notice, when the model is not installed or ``--no-semantic`` was given."""
     from searchnasa.batch.embed_home import EmbedOptions, embed_home
-    from searchnasa.batch.update import StageReport
-
     why = "--no-semantic" if p.options.semantic is False else semantic_unavailable()
     if why is not None:
         p.events.notice(f"skipping embeddings and the vector index: {why}; lexical search is up to date")
