@@ -175,8 +175,9 @@ def parse_profile(text: str, origin: str) -> Profile:
             continue
         if not isinstance(section, dict) or set(section) - {"subject_categories", "query_terms"}:
             raise BadInput(f"profile {origin}: [{source}] takes subject_categories and query_terms")
-        sources[source] = SourceScope(_strings(section.get("subject_categories"), f"[{source}] subject_categories"),
-                                      _strings(section.get("query_terms"), f"[{source}] query_terms"))
+        sources[source] = SourceScope(
+            _strings(section.get("subject_categories"), f"profile {origin}: [{source}] subject_categories"),
+            _strings(section.get("query_terms"), f"profile {origin}: [{source}] query_terms"))
     if not sources:
         raise BadInput(f"profile {origin}: name at least one source section ([ntrs] or [osti])")
     dates = data.get("dates") or {}
@@ -184,8 +185,8 @@ def parse_profile(text: str, origin: str) -> Profile:
         raise BadInput(f"profile {origin}: [dates] takes from and until (YYYY-MM-DD)")
     return Profile(name=name, display_name=str(data.get("display_name") or name),
                    description=_SPACES.sub(" ", description).strip(), sources=sources,
-                   date_from=_day(dates.get("from"), "[dates] from"),
-                   date_until=_day(dates.get("until"), "[dates] until"), origin=origin, text=text)
+                   date_from=_day(dates.get("from"), f"profile {origin}: [dates] from"),
+                   date_until=_day(dates.get("until"), f"profile {origin}: [dates] until"), origin=origin, text=text)
 
 
 def bundled_dir() -> Path:

@@ -62,10 +62,9 @@ class StatusCache:
 def status_of(request: Request) -> HomeStatus:
     """The home's status (raises the store's error when there is no store yet)."""
     holder = services(request)
-    cache = getattr(holder, "status_cache", None)
-    if cache is None:
-        cache = holder.status_cache = StatusCache()  # type: ignore[attr-defined]
-    return cache.get(holder)
+    if not isinstance(holder.status_cache, StatusCache):
+        holder.status_cache = StatusCache()
+    return holder.status_cache.get(holder)
 
 
 @dataclass
