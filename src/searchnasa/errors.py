@@ -77,3 +77,25 @@ class EmbedderBusy(SearchNasaError):
 
     code = "semantic_busy"
     status = 503
+
+
+class UpdateBusy(SearchNasaError):
+    """Another ``searchnasa update`` holds the home's lock; this run changed nothing."""
+
+    code = "update_running"
+    status = 409
+
+
+class UpdateFailed(SearchNasaError):
+    """A stage of ``searchnasa update`` failed; what it finished before stays done.
+
+    ``stage`` names it and ``exit_code`` is the CLI's exit status for it (docs/operations.md lists
+    them), so a timer's logs say which stage to look at; the message says how to resume."""
+
+    code = "update_failed"
+    status = 500
+
+    def __init__(self, message: str, stage: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.exit_code = exit_code

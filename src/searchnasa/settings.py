@@ -31,6 +31,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("NTRS_API", "https://ntrs.nasa.gov/api", "NTRS API base (any compatible server)"),
     Variable("OSTI_API", "https://www.osti.gov/api/v1", "OSTI API base (any compatible server)"),
     Variable("CONTACT", "searchnasa@example.org", "contact put in the harvester's User-Agent"),
+    Variable("PROFILE", "", "collection profile `update` harvests (a bundled name or a TOML path; "
+                            "empty: the home's own, else everything)"),
     # serving
     Variable("RATE_LIMIT_PER_MINUTE", "0", "web: requests a minute per client address (0: off)"),
     Variable("PUBLIC_URL", "", "web: the site's public address for feed links (empty: the server's own)"),

@@ -17,6 +17,7 @@ stop returning it.
 OSTI (``/osti/api/v1/records``): a JSON array, ``X-Total-Count``, ``Link`` with ``rel="next"`` and
 ``rel="last"``; 1-based ``page`` and ``rows``; ``sort=field dir``; ``entry_date_*`` and
 ``publication_date_*`` filters in ``MM/DD/YYYY`` (optionally failing with HTTP 500, as reported);
+``subject`` as a fielded text search (every word of it among the record's subjects' words);
 errors as ``{statusCode, statusMessage, errorDescription}``.
 
 A fixed-window rate limit answers 429 with ``Retry-After``. Faults are queued with :meth:`inject`
@@ -362,7 +363,8 @@ class ReplayServer:
                     raise error(400, "Bad Request", f"{key} must be MM/DD/YYYY")
                 bounds[key] = f"{m.group(3)}-{int(m.group(1)):02d}-{int(m.group(2)):02d}"
         q = params.get("q", "").strip().lower()
-        matched = self._osti_matched(q, bounds, params.get("sort", ""))
+        subject = [w for w in re.findall(r"\w+", params.get("subject", "").lower())]
+        matched = self._osti_matched(q, bounds, params.get("sort", ""), subject)
         total = len(matched)
         last = max(1, math.ceil(total / rows))
         body = matched[(page - 1) * rows: page * rows]
@@ -377,20 +379,24 @@ class ReplayServer:
             headers["Link"] = ", ".join(links)
         return body, headers
 
-    def _osti_matched(self, q: str, bounds: dict[str, str], sort_param: str) -> list[dict[str, Any]]:
+    def _osti_matched(self, q: str, bounds: dict[str, str], sort_param: str,
+                      subject: list[str]) -> list[dict[str, Any]]:
         """The matching records in sort order, cached per query while the collection is unchanged
         (a walk of thousands of one-record pages must not sort the collection each time)."""
         with self.lock:
             items = list(self.osti_items)
-        key = (q, tuple(sorted(bounds.items())), sort_param, len(items), id(items[0]) if items else 0,
-               id(items[-1]) if items else 0)
-        cached = self._osti_cache.get(key)
+        cache_key = (q, tuple(sorted(bounds.items())), sort_param, tuple(subject), len(items),
+                     id(items[0]) if items else 0, id(items[-1]) if items else 0)
+        cached = self._osti_cache.get(cache_key)
         if cached is not None:
             return cached
         matched = []
         for item in items:
             if q and not all(t in f"{item.get('title', '')} {item.get('description', '')}".lower()
                              for t in q.split()):
+                continue
+            if subject and not all(w in re.findall(r"\w+", " ".join(item.get("subjects") or []).lower())
+                                   for w in subject):
                 continue
             ok = True
             for key, value in bounds.items():
@@ -408,7 +414,7 @@ class ReplayServer:
             missing = [i for i in matched if not i.get(field)]
             present.sort(key=lambda i: str(i.get(field)), reverse=desc)
             matched = present + missing
-        self._osti_cache = {key: matched}
+        self._osti_cache = {cache_key: matched}
         return matched
 
 

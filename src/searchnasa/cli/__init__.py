@@ -12,13 +12,13 @@ import sys
 
 from typer.models import CommandInfo
 
-from searchnasa.cli import dedup, eval, harvest, index, ingest, search, semantic, serve, store  # noqa: F401  (register commands)
+from searchnasa.cli import dedup, eval, harvest, index, ingest, search, semantic, serve, store, update  # noqa: F401  (register commands)
 from searchnasa.cli.app import app, err_console
 from searchnasa.errors import SearchNasaError
 
 # the order of `searchnasa --help`: the write path first, then build, serve, query and batch jobs
 COMMAND_ORDER = ("import", "stats", "export", "renormalize", "load-sample", "index", "search", "serve",
-                 "harvest", "embed", "related", "eval", "dedup", "cite")
+                 "harvest", "update", "embed", "related", "eval", "dedup", "cite")
 
 
 def _command_name(info: CommandInfo) -> str:

@@ -10,8 +10,28 @@ from searchnasa.errors import BadInput
 from searchnasa.store.export import open_export, write_jsonl
 from searchnasa.cli.app import (
     HomeOption, app, console, existing_store_for, print_json,
-    progress_bar,
+    progress_bar, settings_for,
 )
+
+
+def _print_freshness(data: dict) -> None:
+    """The footer's line and ``/api/status`` as text: profile, then per source, then the index."""
+    status = data["status"]
+    profile = status["profile"]
+    outside = sum(data["outside_profile"].values())
+    console.print(f"profile: {profile['name'] or 'none chosen (everything)'}: {profile['description']}",
+                  highlight=False, soft_wrap=True)
+    if profile["name"]:
+        console.print(f"outside the profile (kept, searchable): {outside:,}", highlight=False)
+    for source in status["sources"].values():
+        waiting = source["waiting_for_embeddings"]
+        console.print(f"{source['label']}: {source['records']:,} records, last harvest "
+                      f"{source['last_harvest'] or 'never'}, newest record {source['newest_record_date'] or 'unknown'}, "
+                      f"waiting for the index {source['waiting_for_index']:,}, for embeddings "
+                      f"{'no vectors' if waiting is None else f'{waiting:,}'}", highlight=False, soft_wrap=True)
+    index = status["index"]
+    console.print(f"index: {index['generation']}, updated {index['updated_at']} ({index['age_seconds']:,.0f} s ago)"
+                  if index else "index: none (run `searchnasa index` or `searchnasa update`)", highlight=False)
 
 
 @app.command()
@@ -19,14 +39,25 @@ def stats(
     json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
     home: Optional[Path] = HomeOption,
 ) -> None:
-    """Counts by source, decade and document type; records without a date or an abstract."""
-    data = existing_store_for(home).stats()
+    """Counts by source, decade and document type; records without a date or an abstract; how
+    fresh each source is and how many records lie outside the active profile."""
+    from searchnasa.batch.freshness import home_status, outside_profile
+    from searchnasa.profiles import active_profile
+
+    settings = settings_for(home)
+    store = existing_store_for(home)
+    data = store.stats()
+    status = home_status(settings, store)
+    profile = active_profile(settings.home)
+    data["status"] = status.as_json()
+    data["outside_profile"] = outside_profile(store, profile)
     if json_:
         print_json(data)
         return
     from rich.table import Table
 
     console.print(f"[bold]{data['total']:,}[/bold] records")
+    _print_freshness(data)
     for title, key in (("Source", "by_source"), ("Decade", "by_decade"), ("Document type", "by_document_type")):
         table = Table(title=None, show_header=True)
         table.add_column(title)

@@ -333,3 +333,20 @@ class VectorStore:
 
 def open_vectors(vectors_dir: Path) -> VectorStore:
     return VectorStore(vectors_dir)
+
+
+def embedded_upto(vectors_dir: Path) -> int | None:
+    """The store ``seq`` every record up to which is embedded, read without writing (a server's
+    home may be read-only); None when the home holds no vectors."""
+    path = Path(vectors_dir) / VectorStore.FILENAME
+    if not path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'store_seq'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return int(row[0]) if row else 0

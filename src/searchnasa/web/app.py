@@ -25,6 +25,7 @@ from searchnasa.web.errors import install_error_handlers
 from searchnasa.web.health import router as health_router
 from searchnasa.web.middleware import EdgeMiddleware
 from searchnasa.web.pages import router as pages_router
+from searchnasa.web.status import router as status_router
 
 log = logging.getLogger("searchnasa.web")
 STATIC_DIR = Path(__file__).parent / "static"
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None, service: SearchService | None =
     app.state.services = holder
     install_error_handlers(app)
     app.include_router(api_router)
+    app.include_router(status_router)
     app.include_router(pages_router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(health_router)

@@ -38,6 +38,7 @@ class Services:
         self._service = service
         self._store: Store | None = None
         self._lock = threading.Lock()
+        self.status_cache: object | None = None  # web/status.py's StatusCache, made on first use
 
     def search(self) -> SearchService:
         if self._service is None:

@@ -45,7 +45,7 @@ def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
 def error_page(request: Request, status: int, message: str,
                headers: dict[str, str] | None = None) -> Response:
     """The message in the site's layout, the search box keeping the query that led here."""
-    return render("error.html", status=status, headers=headers, status_code=status, message=message,
+    return render("error.html", status=status, headers=headers, request=request, status_code=status, message=message,
                   query=request.query_params.get("q", "")[:MAX_QUERY_CHARS])
 
 

@@ -123,6 +123,7 @@ def _search_page(request: Request) -> Response:
     last_page = max(1, min(MAX_PAGE, math.ceil(listed / req.per_page))) if listed else 1
     return render(
         "search.html",
+        request=request,
         req=req,
         resp=resp,
         query=req.q,
@@ -172,7 +173,7 @@ def home(request: Request) -> Response:
         count = services(request).record_count()
     except Exception:  # the front page must render even before anything is loaded
         count = None
-    return render("home.html", query="", record_count=count)
+    return render("home.html", request=request, query="", record_count=count)
 
 
 @router.get("/search", response_class=HTMLResponse)
@@ -218,7 +219,7 @@ def record_page(request: Request, record_id: str) -> Response:
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RECORD_PAGE_RELATED)
     back = back_to_results(request)
-    return render("record.html", query=query_of(back), back=back, related=related,
+    return render("record.html", request=request, query=query_of(back), back=back, related=related,
                   copies=copies_of(service, record.id), withdrawn_on=service.withdrawn_on(record.id),
                   **_record_context(record))
 
@@ -229,7 +230,7 @@ def related_page(request: Request, record_id: str) -> Response:
     record = service.get(check_record_id(record_id))
     related = related_items(service, [record.id], [], RELATED_PAGE_LIMIT)
     back = back_to_results(request)
-    return render("related.html", query=query_of(back), back=back, record=record, related=related,
+    return render("related.html", request=request, query=query_of(back), back=back, record=record, related=related,
                   heading_title=cut_hard(record.title, RELATED_TITLE_CHARS))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import jinja2
+from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from searchnasa.limits import NO_DATE_LABEL, YEAR_MAX, YEAR_MIN
@@ -20,6 +21,7 @@ from searchnasa.records import SOURCE_LABELS
 from searchnasa.search.schemas import MAX_QUERY_CHARS
 from searchnasa.search.text import shorten_at_word
 from searchnasa.web.labels import cut_at_source, distinct_labels
+from searchnasa.web.status import site_info
 from searchnasa.web.urls import record_id_part
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -80,7 +82,11 @@ ENV = _env()
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def render(name: str, status: int = 200, headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
+def render(name: str, status: int = 200, headers: dict[str, str] | None = None,
+           request: Request | None = None, **context: Any) -> HTMLResponse:
+    """A page in the site's layout; ``request`` gives it the home's description line and
+    freshness footer (:mod:`~searchnasa.web.status`)."""
+    context["site"] = site_info(request)
     # C0 control characters (but tab, newline, carriage return) from record text are not valid in
     # HTML and some browsers show them as boxes; the templates hold none, so the whole page is cleaned.
     html = _CONTROL_CHARS.sub("", ENV.get_template(name).render(**context))

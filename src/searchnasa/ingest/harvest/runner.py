@@ -24,6 +24,7 @@ from datetime import date
 from typing import Any, TypeVar
 
 from searchnasa.errors import BadInput, HarvestError
+from searchnasa.records import Record
 from searchnasa.settings import Settings, env_value
 from searchnasa.index import build_index
 from searchnasa.ingest.mapping import stored_items
@@ -86,6 +87,12 @@ class HarvestOptions:
     failure_window: int = field(default_factory=lambda: int(_env("FAILURE_WINDOW", "100")))
     max_failure_ratio: float = field(default_factory=lambda: float(_env("MAX_FAILURE_RATIO", "0.5")))
     reconcile_max: int = field(default_factory=lambda: int(_env("RECONCILE_MAX", "1000")))
+    # a collection profile's selection (searchnasa.profiles): extra server-side parameters
+    # (NTRS subjectCategory, OSTI subject), the checkpoint it keeps, and the filter on our side
+    # (the reason a mapped record is left out, None to keep it)
+    filters: dict[str, str] = field(default_factory=dict)
+    checkpoint: str | None = None
+    keep: Callable[[Record], str | None] | None = None
 
     def resolved_overlap(self, source: str) -> int:
         """Days re-read before the checkpoint's source date: the option, else the source's default."""
@@ -145,6 +152,12 @@ class HarvestReport:
     def skip(self, reason: str, n: int = 1) -> None:
         if n > 0:
             self.skipped[reason] = self.skipped.get(reason, 0) + n
+
+    def skip_if(self, reason: str | None) -> bool:
+        """Count ``reason`` as a skip when there is one; whether there was."""
+        if reason is not None:
+            self.skip(f"filtered out: {reason}")
+        return reason is not None
 
     @property
     def skipped_total(self) -> int:
@@ -262,10 +275,12 @@ def _new_state(source: str, mode: str, since: date | None, options: HarvestOptio
             base["modified.gte"] = since.isoformat()
         if options.until is not None:
             base["modified.lte"] = options.until.isoformat()
-        return ntrs.new_state(mode=mode, base=base, page_size=size, window_limit=options.window_limit,
-                              today=today, prev_since=prev_since)
-    return osti.new_state(mode=mode, query=options.query, page_size=size, start=since,
-                          until=options.until, today=today, prev_since=prev_since)
+        return ntrs.new_state(mode=mode, base={**base, **options.filters}, page_size=size,
+                              window_limit=options.window_limit, today=today, prev_since=prev_since)
+    state = osti.new_state(mode=mode, query=options.query, page_size=size, start=since,
+                           until=options.until, today=today, prev_since=prev_since)
+    state["params"].update(options.filters)
+    return state
 
 
 def _kept(item: dict[str, Any], options: HarvestOptions, report: HarvestReport) -> bool:
@@ -314,6 +329,8 @@ def _store_page(store: Store, name: str, items: list[dict[str, Any]], commit_sta
     """Map and upsert one page with its checkpoint, marking its records seen by this run."""
     batch = list(stored_items(((raw, raw_format, raw) for raw in items if _kept(raw, options, report)),
                               lambda _, exc: report.skip(f"cannot map: {exc.message}")))
+    if options.keep is not None:  # a profile's filter on our side (what the server let through)
+        batch = [b for b in batch if not report.skip_if(options.keep(b.record))]
     marker = SeenMarker(name, commit_state["run_id"], [item.record.id for item in batch])
     report.counts.add(store.upsert(batch, checkpoint=(name, commit_state), also=marker))
     report.restored += marker.restored
@@ -356,7 +373,7 @@ def run_harvest(source: str, store: Store, settings: Settings, options: HarvestO
     options = options or HarvestOptions()
     options.check()
     ensure_tables(store)
-    name = checkpoint.checkpoint_name(source, options.query, options.since, options.until)
+    name = options.checkpoint or checkpoint.checkpoint_name(source, options.query, options.since, options.until)
     state = _plan(source, store, name, options)
     report = HarvestReport(source=source, mode="reconcile" if state.get("reconcile") else state["mode"])
     api = settings.ntrs_api if source == "ntrs" else settings.osti_api
