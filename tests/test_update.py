@@ -302,3 +302,22 @@ def test_serve_answers_every_request_during_an_update(collections, tmp_path):
     assert after["profile"]["name"] == "energy-propulsion"
     assert f"NASA NTRS: {after['sources']['ntrs']['records']:,} records, updated " in page
     assert re.search(r"ntrs(:|%3A)990000000\d\d", page)  # the new records are searchable without a restart
+
+
+def test_update_reconcile_hides_a_record_withdrawn_upstream(collections, tmp_path):
+    ntrs, osti = collections
+    home = tmp_path / "home"
+    gone = osti[7]["osti_id"]
+    with ReplayServer(ntrs, osti) as server:
+        env = env_for(home, server, tmp_path / "cache.sqlite3")
+        update_json(env, "--no-semantic")
+        server.remove_osti(gone)
+        plain = update_json(env, "--no-semantic")
+        assert plain["sources"]["osti"]["withdrawn"] == 0  # an incremental run cannot tell
+        reconciled = update_json(env, "--no-semantic", "--reconcile")
+    assert reconciled["sources"]["osti"]["withdrawn"] == 1 and reconciled["sources"]["ntrs"]["withdrawn"] == 0
+    assert query(home, f"SELECT id FROM withdrawn WHERE id = 'osti:{gone}'") == [(f"osti:{gone}",)]
+    assert query(home, f"SELECT id FROM records WHERE id = 'osti:{gone}'")  # kept in the store
+    title = next(i["title"] for i in osti if i["osti_id"] == gone)
+    found = json.loads(run_cli(["search", f'"{title}"', "--mode", "lexical", "--json"], env).stdout)
+    assert f"osti:{gone}" not in {hit["id"] for hit in found["results"]}

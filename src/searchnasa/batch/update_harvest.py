@@ -64,19 +64,22 @@ def _keep(profile: Profile) -> Callable[[Record], str | None]:
 
 
 def selection_options(profile: Profile, selection: Selection, rate: float | None,
-                      page_size: int | None) -> HarvestOptions:
+                      page_size: int | None, reconcile: bool = False) -> HarvestOptions:
     """The ``run_harvest`` options of one selection (the index is the next stage's job)."""
     return HarvestOptions(query=selection.query, filters=dict(selection.filters), checkpoint=selection.checkpoint,
-                          keep=_keep(profile), rate=rate, page_size=page_size, update_index=False)
+                          keep=_keep(profile), rate=rate, page_size=page_size, update_index=False,
+                          reconcile=reconcile)
 
 
 def harvest_source(source: str, profile: Profile, store: Store, settings: Settings, *,
                    rate: float | None = None, page_size: int | None = None,
-                   on_progress: SelectionProgress | None = None) -> SourceTally:
-    """Run every selection of ``source`` in turn; a HarvestError stops the stage (checkpoints kept)."""
+                   on_progress: SelectionProgress | None = None, reconcile: bool = False) -> SourceTally:
+    """Run every selection of ``source`` in turn; a HarvestError stops the stage (checkpoints kept).
+    ``reconcile``: each selection is walked whole and its stored records missing upstream are
+    marked withdrawn (harvest/reconcile.py)."""
     tally = SourceTally()
     for n, selection in enumerate(profile.selections(source), start=1):
-        options = selection_options(profile, selection, rate, page_size)
+        options = selection_options(profile, selection, rate, page_size, reconcile)
         before = tally.fetched  # the stage's progress counts every walk's records so far
 
         def progress(done: int, total: int | None, s: Selection = selection, k: int = n, b: int = before) -> None:
@@ -104,7 +107,7 @@ def _incremental_since(store: Store, selection: Selection) -> tuple[str, date | 
     if resume.unfinished:
         return "resume", None
     if resume.next_since is not None:
-        overlap = int(env_value("HARVEST_OVERLAP_DAYS") or 2)
+        overlap = HarvestOptions().resolved_overlap(selection.source)  # as the harvest will read it
         return "incremental", checkpoints.incremental_start(resume.next_since, overlap)
     return "full", None
 

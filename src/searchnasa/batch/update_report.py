@@ -23,6 +23,7 @@ class UpdateOptions:
     semantic: bool | None = None   # None: when the embedding model is installed
     rate: float | None = None
     page_size: int | None = None
+    reconcile: bool = False        # also mark records withdrawn upstream (a full walk; monthly)
 
 
 @dataclass

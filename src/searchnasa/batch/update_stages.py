@@ -37,7 +37,8 @@ def harvest_stage(p: Pipeline, source: str) -> None:
             p.events.stage_progress(name, done, total, label)
 
         tally = harvest_source(source, p.profile, p.store, p.settings, rate=p.options.rate,
-                               page_size=p.options.page_size, on_progress=progress)
+                               page_size=p.options.page_size, on_progress=progress,
+                               reconcile=p.options.reconcile)
         p.report.sources[source] = tally
         report.records = tally.fetched
         report.detail = (f"{tally.new:,} new, {tally.changed:,} changed, {tally.unchanged:,} unchanged, "

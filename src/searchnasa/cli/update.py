@@ -129,6 +129,9 @@ def update(
                                             "vector-index stages (default: when the model is installed)."),
     rate: Optional[float] = typer.Option(None, "--rate", help="Harvest requests per second (0 = no limit)."),
     page_size: Optional[int] = typer.Option(None, "--page-size", min=1, help="Records per harvest request."),
+    reconcile: bool = typer.Option(False, "--reconcile", help="Also walk each selection whole and mark "
+                                   "stored records no longer upstream as withdrawn (monthly; hidden from "
+                                   "search, kept in the store)."),
     json_: bool = typer.Option(False, "--json", help="Print the summary (or the plan) as one JSON object."),
     home: Optional[Path] = HomeOption,
 ) -> None:
@@ -141,7 +144,7 @@ def update(
     from searchnasa.batch.update import EXIT_CODES, UpdateOptions, run_update
 
     options = UpdateOptions(profile=profile, sources=tuple(s.strip() for s in sources.split(",") if s.strip()),
-                            semantic=semantic, rate=rate, page_size=page_size)
+                            semantic=semantic, rate=rate, page_size=page_size, reconcile=reconcile)
     if rate is not None and rate < 0:
         raise typer.BadParameter("--rate must be 0 (no limit) or a positive number", param_hint="--rate")
     settings = settings_for(home)
