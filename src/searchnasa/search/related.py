@@ -15,7 +15,9 @@ paper, so all of it is used: an earlier form kept only its 30 most distinctive t
 hand-made weights and ranked below a plain hybrid search of the same text on every eval set
 (bench/README.md, "Related papers"). The record itself and its exact duplicates (same DOI, or same
 title with near-identical text) are never listed. Reasons name what was measured:
-"similar abstract 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
+"similar in meaning 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
+The list is ranked by the fused score (``RelatedItem.score``); the cosine shown as "similar in
+meaning" is one part of it, so the pages say that its figure need not fall in the list's order.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ import tantivy
 
 from searchnasa.errors import BadInput, NotFound
 from searchnasa.index.schema import stem_tokens
-from searchnasa.limits import MAX_SEEDS, NO_DATE_LABEL
+from searchnasa.limits import MAX_SEEDS
 from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.search.cards import date_label
 from searchnasa.search.fusion import weighted_sum
 from searchnasa.search.lexical import compile_node
 from searchnasa.search.protocols import SemanticProvider
@@ -324,7 +327,7 @@ def _explain(parts: RelatedParts, seeds: Sequence[Seed], kept: list[tuple[Candid
     for c, rec in kept:
         head = []
         if c.cosine is not None:
-            head.append(f"similar abstract {c.cosine:.2f}")
+            head.append(f"{SIMILARITY_REASON} {c.cosine:.2f}")
         terms = _shared_terms(seeds, rec, idf_of)
         tail = [f"shared terms: {', '.join(terms)}"] if terms else []
         c.reasons = head + c.reasons + tail
@@ -364,20 +367,15 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
     return kept
 
 
-def _date_label(rec: Record) -> str:
-    """The record's date with its kind ("published 1973-11"); the no-date label in the same
-    lower case, as it reads in that place."""
-    if rec.date is None:
-        return NO_DATE_LABEL.lower()
-    return f"{rec.date.kind} {rec.date.value}"
+SIMILARITY_REASON = "similar in meaning"  # the cosine's reason; the pages explain the figure
 
 
 def to_item(c: Candidate, rec: Record) -> RelatedItem:
     return RelatedItem(
         id=rec.id, source=rec.source, source_label=SOURCE_LABELS[rec.source], title=rec.title,
         abstract=rec.abstract, abstract_truncated=cut_at_last_space(rec.abstract, ABSTRACT_PREVIEW_CHARS),
-        year=rec.year,
-        date_label=_date_label(rec), url=rec.url, score=round(c.score, 4), reasons=c.reasons,
+        year=rec.year, date_label=date_label(rec.year), url=rec.url, score=round(c.score, 4),
+        similarity=round(c.cosine, 4) if c.cosine is not None else None, reasons=c.reasons,
     )
 
 

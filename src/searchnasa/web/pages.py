@@ -17,7 +17,7 @@ from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.schemas import MAX_PAGE, SearchRequest, SearchResponse
 from searchnasa.search.service import SearchService
 from searchnasa.search.text import cut_hard
-from searchnasa.web.deps import check_record_id, related_items, services
+from searchnasa.web.deps import record_id_of, related_items, services
 from searchnasa.web.form import FILTER_FACETS, SORTS, read_search_form
 from searchnasa.web.render import humanize, render
 from searchnasa.web.urls import (
@@ -185,7 +185,10 @@ def copies_of(service: SearchService, record_id: str) -> dict[str, Any] | None:
 @router.get("/records/{record_id}", response_class=HTMLResponse)
 def record_page(request: Request, record_id: str) -> Response:
     service = services(request).search()
-    record = service.get(check_record_id(record_id))
+    canonical = record_id_of(service, record_id)
+    if canonical != record_id:  # a bare number: the page lives at its one address
+        return RedirectResponse(record_url(canonical), status_code=301)
+    record = service.get(canonical)
     related = related_items(service, [record.id], [], RECORD_PAGE_RELATED)
     return render("record.html", query="", related=related, copies=copies_of(service, record.id),
                   **_record_context(record))
@@ -194,7 +197,10 @@ def record_page(request: Request, record_id: str) -> Response:
 @router.get("/records/{record_id}/related", response_class=HTMLResponse)
 def related_page(request: Request, record_id: str) -> Response:
     service = services(request).search()
-    record = service.get(check_record_id(record_id))
+    canonical = record_id_of(service, record_id)
+    if canonical != record_id:
+        return RedirectResponse(record_url(canonical) + "/related", status_code=301)
+    record = service.get(canonical)
     related = related_items(service, [record.id], [], RELATED_PAGE_LIMIT)
     return render("related.html", query="", record=record, related=related,
                   heading_title=cut_hard(record.title, RELATED_TITLE_CHARS))
