@@ -9,7 +9,7 @@ import tantivy
 
 from searchnasa.index.documents import card_from_bytes
 from searchnasa.limits import NO_DATE_LABEL
-from searchnasa.records import SOURCE_LABELS, Author
+from searchnasa.records import SOURCE_LABELS
 from searchnasa.search.ranked import Ranked
 from searchnasa.search.schemas import SearchHit
 from searchnasa.search.snippets import Highlight, highlight_html, snippet_html
@@ -19,12 +19,6 @@ def date_label(year: int | None) -> str:
     """What every list shows for a record's date (search cards, related papers): its year, or the
     no-date label. One meaning everywhere; the full date is on the record."""
     return str(year) if year is not None else NO_DATE_LABEL
-
-
-def card_authors(values: list[Any]) -> list[Author]:
-    """The card's authors in the record's shape: cards store names (strings); a card that
-    stores author objects passes them through."""
-    return [Author.model_validate(v) if isinstance(v, dict) else Author(name=str(v)) for v in values]
 
 
 def link_label(card: dict[str, Any]) -> str:
@@ -44,7 +38,7 @@ def hit_card(searcher: tantivy.Searcher, ranked: Ranked, highlight: Highlight) -
         title=card["title"], title_html=highlight_html(card["title"], highlight),
         abstract=card.get("abstract"), snippet_html=snippet_html(card.get("abstract"), highlight),
         year=card.get("year"), date_label=date_label(card.get("year")), url=card.get("url"),
-        link_label=link_label(card), authors=card_authors(card.get("authors") or []),
+        link_label=link_label(card), authors=card.get("authors") or [],
         document_type=card.get("document_type"), subjects=card.get("subjects") or [],
         score=ranked.score,
     )

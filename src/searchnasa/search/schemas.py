@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, computed_field, field_validator
 
 from searchnasa.limits import NO_DATE_LABEL, YEAR_MAX, YEAR_MIN
 from searchnasa.records import Author, Record
@@ -89,6 +89,14 @@ class SearchHit(BaseModel):
         "come after every match and are never counted in `total`."))
     missing_words: list[str] = Field(default_factory=list, description=(
         "For an extra (`close_in_meaning`): the typed words the record does not contain."))
+
+    @field_validator("authors", mode="before")
+    @classmethod
+    def _names_to_authors(cls, value: object) -> object:
+        """A card stores author names; a name is an author with only ``name`` known."""
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
 
 
 class SearchResponse(BaseModel):
