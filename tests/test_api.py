@@ -162,9 +162,70 @@ def test_related_for_a_record(client: httpx.Client) -> None:
         assert item["title"] and "abstract_truncated" in item
 
 
-@pytest.mark.parametrize("limit", [5, 51, "ten"])
+@pytest.mark.parametrize("limit", [0, 51, "ten"])
 def test_related_limit_bounds(client: httpx.Client, limit) -> None:
     assert_error(client.get("/api/records/ntrs:19770084252/related", params={"limit": limit}), 422)
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_related_small_limits(client: httpx.Client, limit: int) -> None:
+    """A short list is a fair request (a sidebar of three): from 1, not from 10."""
+    body = client.get("/api/records/ntrs:19770084252/related", params={"limit": limit}).json()
+    assert len(body["results"]) == limit
+    posted = client.post("/api/related", json={"ids": ["ntrs:19770084252"], "limit": limit}).json()
+    assert [r["id"] for r in posted["results"]] == [r["id"] for r in body["results"]]
+
+
+def test_bare_ids_are_accepted_wherever_a_record_id_is(client: httpx.Client) -> None:
+    """The number the search box resolves (19810053652) names the same record on every endpoint."""
+    whole = client.get("/api/records/ntrs:19810053652").json()
+    bare = client.get("/api/records/19810053652")
+    assert bare.status_code == 200 and bare.json() == whole
+    assert client.get("/api/records/3002088").json()["id"] == "osti:3002088"
+    assert client.get("/api/records/NTRS:19810053652").json()["id"] == "ntrs:19810053652"
+    related = client.get("/api/records/19810053652/related", params={"limit": 3}).json()
+    assert related["seed_ids"] == ["ntrs:19810053652"]
+    assert related == client.get("/api/records/ntrs:19810053652/related", params={"limit": 3}).json()
+    posted = client.post("/api/related", json={"ids": ["19810053652"], "negative_ids": ["3002088"],
+                                               "limit": 3}).json()
+    assert posted["seed_ids"] == ["ntrs:19810053652"] and posted["negative_ids"] == ["osti:3002088"]
+    bib = client.get("/api/records/19810053652", params={"format": "bibtex"}).text
+    assert bib.startswith("@techreport{ntrs:19810053652,")
+    export = client.get("/api/export", params={"format": "ris", "ids": ["19810053652", "osti:3002088"]}).text
+    assert "ID  - ntrs:19810053652" in export and "ID  - osti:3002088" in export
+    page = client.get("/records/19810053652", follow_redirects=False)
+    assert page.status_code == 301 and page.headers["location"] == "/records/ntrs:19810053652"
+    missing = assert_error(client.get("/api/records/98765432101"), 404, "not_found")
+    assert "98765432101" in missing["error"]["message"]
+
+
+def test_record_response_has_its_schema_and_one_author_shape(client: httpx.Client) -> None:
+    """The record is what its schema says; authors are objects in every response."""
+    spec = client.get("/openapi.json").json()
+    ok = spec["paths"]["/api/records/{record_id}"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert ok["schema"] == {"$ref": "#/components/schemas/RecordResponse"}
+    props = spec["components"]["schemas"]["RecordResponse"]["properties"]
+    record = client.get("/api/records/osti:3002088").json()
+    assert set(record) == set(props)
+    assert record["url"] == "https://www.osti.gov/biblio/3002088" and record["source_label"] == "DOE OSTI"
+    hit = client.get("/api/search", params={"q": "rare-earth silicates thermal conductivity",
+                                            "per_page": 5}).json()["results"]
+    with_authors = [h for h in hit if h["authors"]]
+    assert with_authors
+    for h in with_authors:
+        assert all(set(a) == {"name", "affiliation", "orcid"} for a in h["authors"])
+    assert set(record["authors"][0]) == {"name", "affiliation", "orcid"}
+    card = next(h for h in hit if h["id"] == "osti:3002088")
+    assert [a["name"] for a in card["authors"]] == [a["name"] for a in record["authors"]][:10]
+
+
+def test_date_label_means_the_same_in_search_and_related(client: httpx.Client) -> None:
+    related = client.get("/api/records/ntrs:19810053652/related", params={"limit": 10}).json()["results"]
+    for item in related:
+        hits = client.get("/api/search", params={"q": item["id"], "mode": "lexical"}).json()["results"]
+        assert hits and hits[0]["id"] == item["id"]
+        assert hits[0]["date_label"] == item["date_label"]
+        assert item["date_label"] == (str(item["year"]) if item["year"] is not None else "Date not supplied")
 
 
 def test_post_related_with_negatives(client: httpx.Client) -> None:

@@ -54,7 +54,7 @@ def test_related_excludes_self_and_gives_reasons(service, records) -> None:
         assert [i.score for i in items] == sorted((i.score for i in items), reverse=True)
         for item in items:
             assert item.reasons and item.explanation
-            assert item.reasons[0].startswith("similar abstract 0.") or item.reasons[0].startswith("similar abstract 1")
+            assert item.reasons[0].startswith("similar in meaning ") and item.similarity is not None
             assert item.title and item.source_label
             assert item.url == records[item.id].url  # the record's link (STI export lines have none)
             assert len(item.abstract_truncated) <= 301
@@ -129,7 +129,8 @@ def test_related_works_lexically_before_any_embedding(indexed_home: Path, record
     items = find_related(SearchService(settings), [seed.id], [], 10)
     assert len(items) == 10 and seed.id not in {i.id for i in items}
     assert all(i.reasons for i in items)
-    assert not any(r.startswith("similar abstract") for i in items for r in i.reasons)
+    assert not any(r.startswith("similar in meaning") for i in items for r in i.reasons)
+    assert all(i.similarity is None for i in items)
 
 
 def test_open_semantic_seeds_a_fresh_home_from_the_bundle(indexed_home: Path, tmp_path: Path) -> None:

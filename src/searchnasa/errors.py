@@ -32,6 +32,13 @@ class NotFound(SearchNasaError):
     status = 404
 
 
+class AmbiguousId(SearchNasaError):
+    """A bare number names a record in both sources (``ntrs:N`` and ``osti:N``): the caller must say which."""
+
+    code = "ambiguous_id"
+    status = 409
+
+
 class FormatError(BadInput):
     """A file or line could not be parsed in the format it claims; carries where it happened."""
 

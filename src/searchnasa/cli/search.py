@@ -78,7 +78,8 @@ def search_cmd(
 
 @app.command()
 def related(
-    record_id: str = typer.Argument(..., help="A record id such as ntrs:19730012345 or osti:1234567."),
+    record_id: str = typer.Argument(..., help=(
+        "A record id such as ntrs:19730012345 or osti:1234567, or a bare number one source holds.")),
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="How many related records."),
     negative: list[str] = typer.Option([], "--not", help="Less like this record (repeatable)."),
     also: list[str] = typer.Option([], "--and", help="Also like this record (repeatable)."),
@@ -92,12 +93,14 @@ def related(
 
     settings = settings_for(home)
     service = SearchService(settings=settings, semantic=open_semantic(settings))
-    items = find_related(service, [record_id, *also], list(negative), limit)
+    seeds = [service.resolve_id(rid) for rid in (record_id, *also)]  # a bare number as the API takes it
+    negatives = [service.resolve_id(rid) for rid in negative]
+    items = find_related(service, seeds, negatives, limit)
     if json_:
-        print_json({"seed_ids": [record_id, *also], "negative_ids": list(negative),
-                    "results": [i.model_dump() for i in items]})
+        print_json({"seed_ids": seeds, "negative_ids": negatives,
+                    "results": [i.model_dump(mode="json") for i in items]})
         return
-    seed = service.get(record_id)
+    seed = service.get(seeds[0])
     console.print(f"[bold]Related papers:[/bold] {seed.title}", highlight=False)
     for n, item in enumerate(items, 1):
         console.print(f"{n:>2}. [bold]{item.title}[/bold] ({item.source_label}, {item.year or 'no date'})",
@@ -108,7 +111,7 @@ def related(
 
 @app.command()
 def cite(
-    ids: Optional[list[str]] = typer.Argument(None, help="Record ids (ntrs:… / osti:…)."),
+    ids: Optional[list[str]] = typer.Argument(None, help="Record ids (ntrs:… / osti:…, or bare numbers)."),
     format: str = typer.Option("bibtex", "--format", "-f", help="bibtex, ris, csl-json or csv."),
     query: Optional[str] = typer.Option(None, "--query", "-q", help="Cite the results of this search instead."),
     limit: int = typer.Option(100, "--limit", help="With --query: at most this many records (1-1000)."),
@@ -135,5 +138,9 @@ def cite(
             sys.stdout.write(piece)
         return
     assert ids is not None
-    for piece in write(selected_records(store_for(home), ids), format):
+    from searchnasa.search.id_lookup import resolve_record_id
+
+    store = store_for(home)
+    resolved = [resolve_record_id(store, rid) for rid in ids]  # bare numbers as the API takes them
+    for piece in write(selected_records(store, resolved), format):
         sys.stdout.write(piece)

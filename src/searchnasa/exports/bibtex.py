@@ -1,13 +1,31 @@
 """BibTeX entries, escaped so that any title survives LaTeX: the ten specials are escaped, names
 that contain " and " are braced, and non-ASCII text is kept as UTF-8 (biber and modern BibTeX
-read it; converting to ``{\\'e}`` loses information for scripts without a LaTeX form)."""
+read it; converting to ``{\\'e}`` loses information for scripts without a LaTeX form).
+
+Entry types carry the fields BibTeX requires of them (:data:`REQUIRED`), so a reference manager
+takes an entry without edits: a report's institution always (``common.institution``: never NTRS's
+"Legacy CDMS" collection marker), an article's journal, a paper's proceedings. Author and year
+come from the source when it has them and are never invented. Where the work appeared cannot be
+invented either: an article whose journal the source does not name (the OSTI dumps that drop
+``journal_name``) or a paper without its proceedings' title is written as ``@misc``, its kind
+kept in ``howpublished``. RIS and CSL-JSON have no required fields, so they keep the kind.
+"""
 
 from __future__ import annotations
 
 import re
 
 from searchnasa.records import Record
-from searchnasa.exports.common import WORK_TYPES, authors, date_parts, institution, one_line, report_number, work_type
+from searchnasa.exports.common import (
+    WORK_TYPES,
+    authors,
+    date_parts,
+    institution,
+    one_line,
+    report_number,
+    school,
+    work_type,
+)
 
 _SPECIALS = {
     "\\": r"\textbackslash{}",
@@ -44,11 +62,18 @@ def _name(n) -> str:  # type: ignore[no-untyped-def]
     return f"{family}, {escape(n.given)}"
 
 
-def entry(record: Record) -> str:
-    """One ``@type{key, ...}`` entry ending in a blank line."""
-    kind = work_type(record)
-    entry_type = WORK_TYPES[kind][0]
-    fields: list[tuple[str, str]] = [("title", "{" + escape(record.title) + "}")]  # inner braces keep case
+# The field each standard entry type requires besides author, title and year (btxdoc, "Entry Types").
+REQUIRED = {"article": "journal", "inproceedings": "booktitle", "book": "publisher",
+            "techreport": "institution", "phdthesis": "school"}
+# What a work is, for ``howpublished`` when its entry falls back to @misc.
+KIND_LABELS = {"article": "Journal article", "conference": "Conference paper", "book": "Book",
+               "report": "Technical report", "thesis": "Thesis", "dataset": "Dataset"}
+
+Fields = list[tuple[str, str]]
+
+
+def _head(record: Record) -> Fields:
+    fields: Fields = [("title", "{" + escape(record.title) + "}")]  # inner braces keep case
     names = authors(record)
     if names:
         fields.append(("author", " and ".join(_name(n) for n in names)))
@@ -58,6 +83,12 @@ def entry(record: Record) -> str:
         if len(parts) >= 2:
             fields.append(("month", str(parts[1])))
         fields.append(("date", "-".join(f"{p:02d}" if i else str(p) for i, p in enumerate(parts))))
+    return fields
+
+
+def _venue(record: Record, kind: str) -> Fields:
+    """Where the work appeared or who issued it, as the kind's entry type names it."""
+    fields: Fields = []
     pub = record.publication
     if kind == "article" and pub and pub.journal:
         fields.append(("journal", escape(pub.journal)))
@@ -65,16 +96,19 @@ def entry(record: Record) -> str:
         for key, value in (("volume", pub.volume), ("number", pub.issue), ("issn", pub.issn)):
             if value and not (key == "number" and kind == "report"):
                 fields.append((key, escape(value)))
-    inst = institution(record)
     if kind == "report":
-        if inst:
-            fields.append(("institution", escape(inst)))
+        fields.append(("institution", escape(institution(record))))
         if report_number(record):
             fields.append(("number", escape(report_number(record))))
-    elif kind == "thesis" and inst:
-        fields.append(("school", escape(inst)))
+    elif kind == "thesis":
+        fields.append(("school", escape(school(record))))
     elif pub and pub.publisher:
         fields.append(("publisher", escape(pub.publisher)))
+    return fields
+
+
+def _tail(record: Record) -> Fields:
+    fields: Fields = []
     if record.identifiers.doi:
         fields.append(("doi", escape(record.identifiers.doi)))
     if record.url:
@@ -87,5 +121,23 @@ def entry(record: Record) -> str:
     if record.language:
         fields.append(("language", escape(record.language)))
     fields.append(("note", escape(f"{record.source_label} {record.id}")))
+    return fields
+
+
+def entry_type(kind: str, venue: Fields) -> str:
+    """The kind's entry type when the venue holds the field that type requires, else ``misc``."""
+    wanted = WORK_TYPES[kind][0]
+    needed = REQUIRED.get(wanted)
+    return wanted if needed is None or any(key == needed for key, _ in venue) else "misc"
+
+
+def entry(record: Record) -> str:
+    """One ``@type{key, ...}`` entry ending in a blank line."""
+    kind = work_type(record)
+    venue = _venue(record, kind)
+    chosen = entry_type(kind, venue)
+    if chosen == "misc" and kind in KIND_LABELS:
+        venue.append(("howpublished", KIND_LABELS[kind]))
+    fields = _head(record) + venue + _tail(record)
     body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
-    return f"@{entry_type}{{{cite_key(record)},\n{body}\n}}\n\n"
+    return f"@{chosen}{{{cite_key(record)},\n{body}\n}}\n\n"

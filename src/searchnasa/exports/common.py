@@ -100,15 +100,73 @@ def date_parts(record: Record) -> list[int]:
     return parts[:size]
 
 
-def institution(record: Record) -> str:
-    """The organization that issued the work: NASA center, else the research org, else the publisher."""
-    for role in ("center", "research", "publisher"):
-        for org in record.organizations:
-            if org.role == role and org.name and not org.name.startswith("Legacy "):
-                return one_line(org.name)
-    if record.publication and record.publication.publisher:
+# A collection marker, not an organization: NTRS files its legacy (pre-2000s CDMS) holdings under
+# the "center" CDMS, which the mappers keep as "Legacy CDMS". It never issued anything.
+_COLLECTION_MARKER = re.compile(r"^(legacy\b|cdms$)", re.I)
+_NASA_OR_NACA = re.compile(r"\bNASA\b|National Aeronautics and Space|\bNACA\b|"
+                           r"National Advisory Committee for Aeronautics", re.I)
+NASA = "NASA"
+NACA = "National Advisory Committee for Aeronautics"
+NASA_FOUNDED = "1958-10-01"  # NACA's laboratories became NASA's centers on this day
+
+
+def _organizations(record: Record, role: str) -> list[str]:
+    return [one_line(o.name) for o in record.organizations
+            if o.role == role and one_line(o.name) and not _COLLECTION_MARKER.match(one_line(o.name))]
+
+
+def _affiliations(record: Record) -> list[str]:
+    return [one_line(a.affiliation) for a in record.authors if one_line(a.affiliation)]
+
+
+def ntrs_institution(record: Record) -> str:
+    """Who issued an NTRS report: its NASA center (``NASA`` prefixed where the name lacks it), else
+    the first author affiliation naming NASA or NACA, else NACA for a work dated before NASA
+    existed (1 October 1958), else NASA. Never the "Legacy CDMS" collection marker."""
+    centers = _organizations(record, "center")
+    if centers:
+        return centers[0] if _NASA_OR_NACA.search(centers[0]) else f"{NASA} {centers[0]}"
+    agency = [name for name in _affiliations(record) + _organizations(record, "affiliation")
+              if _NASA_OR_NACA.search(name)]
+    if agency:
+        return agency[0]
+    when = record.date.value if record.date else (str(record.year) if record.year else "")
+    return NACA if when and when < NASA_FOUNDED[: len(when)] else NASA
+
+
+def osti_institution(record: Record) -> str:
+    """Who issued an OSTI work: the research organization, else the first author affiliation, else
+    the sponsor, else the publisher, else the U.S. Department of Energy, whose office (OSTI)
+    catalogues only work it funded or published."""
+    for names in (_organizations(record, "research"), _affiliations(record), _organizations(record, "sponsor"),
+                  _organizations(record, "publisher")):
+        if names:
+            return names[0]
+    if record.publication and one_line(record.publication.publisher):
         return one_line(record.publication.publisher)
-    return ""
+    return "U.S. Department of Energy"
+
+
+def institution(record: Record) -> str:
+    """The organization that issued the work (a report's institution, a thesis's school when the
+    author's affiliation is unknown, a report's RIS/CSL publisher): one rule per source."""
+    return ntrs_institution(record) if record.source == "ntrs" else osti_institution(record)
+
+
+def school(record: Record) -> str:
+    """Where a thesis was written: the author's affiliation when given, else :func:`institution`."""
+    affiliations = _affiliations(record)
+    return affiliations[0] if affiliations else institution(record)
+
+
+def publisher_of(record: Record, kind: str) -> str:
+    """RIS ``PB`` and CSL ``publisher``: a report's institution, a thesis's school, else the
+    publisher the source names (empty when it names none)."""
+    if kind == "report":
+        return institution(record)
+    if kind == "thesis":
+        return school(record)
+    return one_line(record.publication.publisher) if record.publication else ""
 
 
 def report_number(record: Record) -> str:

@@ -7,7 +7,15 @@ from typing import Any
 import orjson
 
 from searchnasa.records import Record
-from searchnasa.exports.common import WORK_TYPES, authors, date_parts, institution, one_line, report_number, work_type
+from searchnasa.exports.common import (
+    WORK_TYPES,
+    authors,
+    date_parts,
+    one_line,
+    publisher_of,
+    report_number,
+    work_type,
+)
 
 
 def item(record: Record) -> dict[str, Any]:
@@ -28,7 +36,7 @@ def item(record: Record) -> dict[str, Any]:
                            ("ISSN", pub.issn)):
             if value:
                 out[key] = one_line(value)
-    publisher = institution(record) if kind in ("report", "thesis") else (pub.publisher if pub else "")
+    publisher = publisher_of(record, kind)
     if publisher:
         out["publisher"] = one_line(publisher)
     if report_number(record):

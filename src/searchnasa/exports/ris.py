@@ -5,7 +5,15 @@ RIS has no escaping, so every value is put on one line; repeated tags (AU, KW, U
 from __future__ import annotations
 
 from searchnasa.records import Record
-from searchnasa.exports.common import WORK_TYPES, authors, date_parts, institution, one_line, report_number, work_type
+from searchnasa.exports.common import (
+    WORK_TYPES,
+    authors,
+    date_parts,
+    one_line,
+    publisher_of,
+    report_number,
+    work_type,
+)
 
 
 def entry(record: Record) -> str:
@@ -34,7 +42,7 @@ def entry(record: Record) -> str:
         lines.append(("SN", number))  # RIS puts the report number in SN for RPRT
     elif pub and pub.issn:
         lines.append(("SN", one_line(pub.issn)))
-    publisher = institution(record) if kind in ("report", "thesis") else (pub.publisher if pub else "")
+    publisher = publisher_of(record, kind)
     if publisher:
         lines.append(("PB", one_line(publisher)))
     if record.identifiers.doi:

@@ -16,6 +16,8 @@ from searchnasa.search.snippets import Highlight, highlight_html, snippet_html
 
 
 def date_label(year: int | None) -> str:
+    """What every list shows for a record's date (search cards, related papers): its year, or the
+    no-date label. One meaning everywhere; the full date is on the record."""
     return str(year) if year is not None else NO_DATE_LABEL
 
 

@@ -16,14 +16,14 @@ hand-made weights and ranked below a plain hybrid search of the same text on eve
 (bench/README.md, "Related papers"). The record itself and its exact duplicates (same DOI, or same
 title with near-identical text) are never listed, nor is a record withdrawn upstream (its vector
 may still be in the vector index). Reasons name what was measured:
-"similar abstract 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
+"similar in meaning 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
+The list is ranked by the fused score (``RelatedItem.score``); the cosine shown as "similar in
+meaning" is one part of it, so the pages say that its figure need not fall in the list's order.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -32,9 +32,9 @@ import numpy as np
 import tantivy
 
 from searchnasa.errors import BadInput, NotFound
-from searchnasa.index.schema import stem_tokens
-from searchnasa.limits import MAX_SEEDS, NO_DATE_LABEL
+from searchnasa.limits import MAX_SEEDS
 from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.search.cards import date_label
 from searchnasa.search.fusion import weighted_sum
 from searchnasa.search.lexical import compile_node
 from searchnasa.search.protocols import SemanticProvider
@@ -42,6 +42,7 @@ from searchnasa.search.query_tree import Or, Term
 from searchnasa.organizations import canonical_organization
 from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
 from searchnasa.search.schemas import RelatedItem
+from searchnasa.search.shared_terms import Rarity, clauses, shared_terms
 from searchnasa.search.text import cut_at_last_space
 from searchnasa.store import Store
 from searchnasa.store.withdrawn import withdrawn_among
@@ -50,11 +51,10 @@ if TYPE_CHECKING:
     from searchnasa.search.service import SearchService
 
 MAX_LIMIT = 100
+SIMILARITY_REASON = "similar in meaning"  # the cosine's reason; the pages explain the figure
 ABSTRACT_PREVIEW_CHARS = 300
 
 # Tuning (chosen on the sample's proxies and the SciFact related-mode run; see bench/README.md).
-EXPLAIN_TERMS = 200       # distinctive seed terms weighed for the "shared terms" reason
-MAX_DF_RATIO = 0.25       # terms in more than this share of documents say nothing
 MAX_SEED_WORDS = 150      # the seed's words searched (a long abstract's first 150 say what it is)
 CANDIDATES = 200          # taken from each of the lexical and the semantic lists
 W_SEMANTIC = 0.7          # chosen on SciFact in related mode, confirmed on NPL and CSFCube
@@ -62,21 +62,7 @@ BOOST_SUBJECT = 0.04      # per shared subject category, at most two counted
 BOOST_ORGANIZATION = 0.02
 BOOST_SERIES = 0.03
 NEGATIVE_WEIGHT = 0.5
-MIN_EXPLAIN_WEIGHT = 1.5  # a shared word this common is not worth showing as a reason
 
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had has
-    have having he her here hers herself him himself his how i if in into is it its itself just me more
-    most my myself no nor not now of off on once only or other our ours ourselves out over own same she
-    should so some such than that the their theirs them themselves then there these they this those
-    through to too under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves et al using used use based results result study paper
-    report present presented show shown shows two one three new may also however within well data
-    method methods given obtained work used various thus found first although among upon via suggest
-    suggests discussed discuss discusses simple described describes include including presents""".split()
-)
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
 _SEED_WORD = re.compile(r"[^\W_][\w\-]*")
 
 
@@ -130,30 +116,7 @@ def _semantic_ready(parts: RelatedParts) -> bool:
     return bool(parts.semantic is not None and parts.semantic.available())
 
 
-# -- terms -------------------------------------------------------------------------------------
-def _distinctive_terms(seeds: Sequence[Seed], searcher: tantivy.Searcher, n_docs: int,
-                       limit: int = EXPLAIN_TERMS) -> dict[str, float]:
-    """Stemmed term -> weight (saturated tf x BM25 idf), title words counted twice."""
-    tf: Counter[str] = Counter()
-    for seed in seeds:
-        extra = " ".join(seed.record.keywords) if seed.record else ""
-        for text, times in ((seed.title, 2), (seed.abstract, 1), (extra, 1)):
-            for word in _WORD.findall(text or ""):
-                if len(word) < 3 or word.lower() in STOPWORDS:
-                    continue
-                for tok in stem_tokens(word):
-                    tf[tok] += times
-    weights: dict[str, float] = {}
-    for term, count in tf.items():
-        df = max(searcher.doc_freq("abstract", term), searcher.doc_freq("title", term))
-        if df == 0 or df > MAX_DF_RATIO * n_docs:
-            continue
-        idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-        weights[term] = idf * (count / (count + 1.2))
-    top = sorted(weights.items(), key=lambda kv: -kv[1])[:limit]
-    return dict(top)
-
-
+# -- the seed's words -------------------------------------------------------------------------
 def seed_words(seeds: Sequence[Seed]) -> list[str]:
     """The seeds' words in order (title, abstract, keywords), at most ``MAX_SEED_WORDS``: repeated
     words stay, so a word the paper keeps using weighs more, as in the text itself."""
@@ -177,53 +140,6 @@ def _lexical_candidates(parts: RelatedParts, seeds: Sequence[Seed], k: int) -> d
         if rid:
             out[rid] = float(score)
     return out
-
-
-def _surface_words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text or "")]
-
-
-def _shared_terms(seeds: Sequence[Seed], other: Record, idf_of: dict[str, float], n: int = 3) -> list[str]:
-    """The most distinctive words and two-word phrases a candidate shares with the seeds."""
-    seed_words = [w for s in seeds for w in _surface_words(f"{s.title} . {s.abstract}")]
-    cand_words = _surface_words(f"{other.title} . {other.abstract or ''}")
-
-    def key(w: str) -> str:
-        toks = stem_tokens(w)
-        return toks[0] if toks else w
-
-    def bigrams(words: list[str]) -> dict[tuple[str, str], str]:
-        out = {}
-        for a, b in zip(words, words[1:]):
-            if a in STOPWORDS or b in STOPWORDS or len(a) < 3 or len(b) < 3:
-                continue
-            out.setdefault((key(a), key(b)), f"{a} {b}")
-        return out
-
-    seed_bi, cand_bi = bigrams(seed_words), bigrams(cand_words)
-    shared_bi = [(idf_of.get(k[0], 0) + idf_of.get(k[1], 0), seed_bi[k], k) for k in seed_bi if k in cand_bi]
-    shared_bi.sort(key=lambda t: -t[0])
-    chosen: list[str] = []
-    used: set[str] = set()
-    for weight, phrase, k in shared_bi:
-        if weight <= 0 or len(chosen) >= n:
-            break
-        chosen.append(phrase)
-        used.update(k)
-    if len(chosen) < n:
-        cand_keys = {key(w) for w in cand_words if w not in STOPWORDS and len(w) > 2}
-        singles: dict[str, str] = {}
-        for w in seed_words:
-            if w in STOPWORDS or len(w) < 3:
-                continue
-            k = key(w)
-            if k in cand_keys and k not in used and idf_of.get(k, 0) >= MIN_EXPLAIN_WEIGHT:
-                singles.setdefault(k, w)
-        for k, w in sorted(singles.items(), key=lambda kv: -idf_of[kv[0]]):
-            if len(chosen) >= n:
-                break
-            chosen.append(w)
-    return chosen
 
 
 # -- boosts ------------------------------------------------------------------------------------
@@ -321,15 +237,16 @@ def _candidates(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[
 
 
 def _explain(parts: RelatedParts, seeds: Sequence[Seed], kept: list[tuple[Candidate, Record]]) -> None:
-    """Reasons a reader can check: the cosine, the boosts' reasons, the shared terms."""
-    searcher = parts.searcher_fn()
-    n_docs = max(1, searcher.num_docs)
-    idf_of = _distinctive_terms(seeds, searcher, n_docs, limit=200)
+    """Reasons a reader can check: the similarity of meaning, the boosts' reasons, the shared terms
+    (search/shared_terms.py: informative words and phrases, never filler)."""
+    rarity = Rarity(parts.searcher_fn())
+    seed_texts = [f"{s.title}. {s.abstract}" for s in seeds]
+    title_words = {w for s in seeds for clause in clauses(s.title) for w in clause}
     for c, rec in kept:
         head = []
         if c.cosine is not None:
-            head.append(f"similar abstract {c.cosine:.2f}")
-        terms = _shared_terms(seeds, rec, idf_of)
+            head.append(f"{SIMILARITY_REASON} {c.cosine:.2f}")
+        terms = shared_terms(seed_texts, f"{rec.title}. {rec.abstract or ''}", rarity, title_words)
         tail = [f"shared terms: {', '.join(terms)}"] if terms else []
         c.reasons = head + c.reasons + tail
         if not c.reasons:
@@ -370,20 +287,14 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
     return kept
 
 
-def _date_label(rec: Record) -> str:
-    """The record's date with its kind ("published 1973-11"); the no-date label in the same
-    lower case, as it reads in that place."""
-    if rec.date is None:
-        return NO_DATE_LABEL.lower()
-    return f"{rec.date.kind} {rec.date.value}"
 
 
 def to_item(c: Candidate, rec: Record) -> RelatedItem:
     return RelatedItem(
         id=rec.id, source=rec.source, source_label=SOURCE_LABELS[rec.source], title=rec.title,
         abstract=rec.abstract, abstract_truncated=cut_at_last_space(rec.abstract, ABSTRACT_PREVIEW_CHARS),
-        year=rec.year,
-        date_label=_date_label(rec), url=rec.url, score=round(c.score, 4), reasons=c.reasons,
+        year=rec.year, date_label=date_label(rec.year), url=rec.url, score=round(c.score, 4),
+        similarity=round(c.cosine, 4) if c.cosine is not None else None, reasons=c.reasons,
     )
 
 

@@ -41,7 +41,7 @@ from searchnasa.search.hybrid import (
     fused_page,
     semantic_candidates,
 )
-from searchnasa.search.id_lookup import identify
+from searchnasa.search.id_lookup import identify, resolve_record_id
 from searchnasa.search.lexical import (
     compile_node,
     lone_word,
@@ -131,6 +131,11 @@ class SearchService:
         if not self.settings.store_path.exists():
             return None
         return withdrawn_on(self.store, record_id)
+
+    def resolve_id(self, text: str) -> str:
+        """The record id ``text`` names (``ntrs:N``, ``osti:N``, or a bare ``N`` one source holds):
+        see :func:`searchnasa.search.id_lookup.resolve_record_id`."""
+        return resolve_record_id(self._existing_store(), text)
 
     def lookup_identifier(self, text: str) -> list[str]:
         """Record ids that ``text`` identifies (DOI, NTRS/OSTI id, report number); [] if none."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
@@ -21,9 +21,12 @@ from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings, get_settings
 from searchnasa.web.api import router as api_router
 from searchnasa.web.deps import Services
+from searchnasa.web.docs import ASSETS_URL, docs_assets
+from searchnasa.web.docs import router as docs_router
 from searchnasa.web.errors import install_error_handlers
 from searchnasa.web.health import router as health_router
 from searchnasa.web.middleware import EdgeMiddleware
+from searchnasa.web.openapi_docs import describe_spec
 from searchnasa.web.pages import router as pages_router
 from searchnasa.web.status import router as status_router
 
@@ -61,16 +64,26 @@ def create_app(settings: Settings | None = None, service: SearchService | None =
         title="Search NASA",
         version=__version__,
         description="One search over NASA NTRS and DOE OSTI technical reports.",
-        docs_url=None,  # the Swagger UI loads scripts from a CDN, which our CSP forbids
+        docs_url=None,  # FastAPI's /docs loads a CDN and an inline script: ours is web/docs.py
         redoc_url=None,
         lifespan=lifespan,
         redirect_slashes=False,  # a stray slash is a 404 JSON, not a redirect a client must follow
     )
     app.state.services = holder
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:  # generated once, then every field described (web/openapi_docs.py)
+        if app.openapi_schema is None:
+            app.openapi_schema = describe_spec(generate())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     install_error_handlers(app)
     app.include_router(api_router)
     app.include_router(status_router)
     app.include_router(pages_router)
+    app.include_router(docs_router)
+    app.mount(ASSETS_URL, docs_assets(), name="docs-assets")
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(health_router)
     app.add_middleware(GZipMiddleware, minimum_size=1024)  # result pages shrink about 5x

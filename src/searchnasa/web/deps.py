@@ -7,12 +7,11 @@ Both faces call the same functions here, so a page and its API twin cannot answe
 from __future__ import annotations
 
 import logging
-import re
 import threading
 
 from fastapi import Request
 
-from searchnasa.errors import IndexMissing, NotFound
+from searchnasa.errors import IndexMissing
 from searchnasa.search.protocols import SemanticProvider
 from searchnasa.search.schemas import RelatedItem
 from searchnasa.search.service import SearchService
@@ -22,8 +21,6 @@ from searchnasa.settings import Settings
 from searchnasa.store import Store, open_store
 
 log = logging.getLogger("searchnasa.web")
-
-RECORD_ID = re.compile(r"^(ntrs|osti):[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 class Services:
@@ -78,11 +75,11 @@ def services(request: Request) -> Services:
     return request.app.state.services
 
 
-def check_record_id(record_id: str) -> str:
-    """Ids are ``ntrs:<id>`` or ``osti:<id>``; anything else (paths, markup) is refused up front."""
-    if not RECORD_ID.match(record_id):
-        raise NotFound(f"no record {record_id[:80]!r}: ids look like ntrs:19810002806 or osti:1234567")
-    return record_id
+def record_id_of(service: SearchService, text: str) -> str:
+    """The record id a path or body names: ``ntrs:N``/``osti:N`` as given, a bare number resolved
+    as the search box resolves it (404 when no source holds it, 409 when both do); anything else
+    (paths, markup) is refused before any lookup."""
+    return service.resolve_id(text)
 
 
 def related_items(service: SearchService, seed_ids: list[str], negative_ids: list[str], limit: int) -> list[RelatedItem]:

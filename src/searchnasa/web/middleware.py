@@ -237,10 +237,10 @@ def _accept(scope: Scope) -> str:
     return ""
 
 
-# Never throttled: health checks (a balancer polls them), and the style sheet and icon a throttled
-# page itself needs.
+# Never throttled: health checks (a balancer polls them), the style sheet and icon a throttled
+# page itself needs, and the API reference's static Swagger UI files.
 UNTHROTTLED_PATHS = ("/healthz", "/readyz")
-UNTHROTTLED_PREFIXES = ("/static/",)
+UNTHROTTLED_PREFIXES = ("/static/", "/docs/assets/")
 
 
 def _unthrottled(path: str) -> bool:

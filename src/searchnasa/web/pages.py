@@ -20,7 +20,7 @@ from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.schemas import MAX_PAGE, SearchRequest, SearchResponse
 from searchnasa.search.service import SearchService
 from searchnasa.search.text import cut_hard
-from searchnasa.web.deps import check_record_id, related_items, services
+from searchnasa.web.deps import record_id_of, related_items, services
 from searchnasa.web.form import FILTER_FACETS, SORTS, read_search_form
 from searchnasa.web.render import humanize, render
 from searchnasa.web.urls import (
@@ -216,7 +216,11 @@ def copies_of(service: SearchService, record_id: str) -> dict[str, Any] | None:
 @router.get("/records/{record_id}", response_class=HTMLResponse)
 def record_page(request: Request, record_id: str) -> Response:
     service = services(request).search()
-    record = service.get(check_record_id(record_id))
+    canonical = record_id_of(service, record_id)
+    if canonical != record_id:  # a bare number: the page lives at its one address
+        query = f"?{request.url.query}" if request.url.query else ""  # ?back= travels along
+        return RedirectResponse(record_url(canonical) + query, status_code=301)
+    record = service.get(canonical)
     related = related_items(service, [record.id], [], RECORD_PAGE_RELATED)
     back = back_to_results(request)
     return render("record.html", request=request, query=query_of(back), back=back, related=related,
@@ -227,7 +231,10 @@ def record_page(request: Request, record_id: str) -> Response:
 @router.get("/records/{record_id}/related", response_class=HTMLResponse)
 def related_page(request: Request, record_id: str) -> Response:
     service = services(request).search()
-    record = service.get(check_record_id(record_id))
+    canonical = record_id_of(service, record_id)
+    if canonical != record_id:
+        return RedirectResponse(record_url(canonical) + "/related", status_code=301)
+    record = service.get(canonical)
     related = related_items(service, [record.id], [], RELATED_PAGE_LIMIT)
     back = back_to_results(request)
     return render("related.html", request=request, query=query_of(back), back=back, record=record, related=related,
