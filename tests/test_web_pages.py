@@ -294,7 +294,7 @@ def test_related_page(client: httpx.Client) -> None:
     note = text(tree.css_first("p.related-note"))
     assert "overall relatedness" in note and "need not fall as the list does" in note
     api = client.get("/api/records/ntrs:19770084252/related", params={"limit": 20}).json()["results"]
-    assert [text(i.css_first("h3.title a")) for i in items] == [r["title"] for r in api][:len(items)]
+    assert [text(i.css_first("h2.title a")) for i in items] == [r["title"] for r in api][:len(items)]
 
 
 def test_unknown_record_is_a_404_page(client: httpx.Client) -> None:

@@ -89,6 +89,8 @@ def site_info(request: Request | None) -> SiteInfo:
 
 
 class SourceFreshness(BaseModel):
+    """One source's share of the home: how many records, how fresh, what still waits."""
+
     label: str = Field(description="How the pages name the source")
     records: int = Field(description="Records this home holds from the source")
     last_harvest: str | None = Field(description="When a harvest of the source last finished (UTC, ISO 8601); "
@@ -101,31 +103,37 @@ class SourceFreshness(BaseModel):
 
 
 class IndexFreshness(BaseModel):
+    """The live lexical index: which generation serves and how old its last commit is."""
+
     generation: str = Field(description="The live index generation folder")
     updated_at: str = Field(description="Its last commit (UTC, ISO 8601)")
     age_seconds: float = Field(description="Seconds since that commit")
 
 
 class ProfileInfo(BaseModel):
+    """The active collection profile: which records this mirror holds (docs/operations.md)."""
+
     name: str | None = Field(description="The active collection profile; null: none chosen (everything)")
-    display_name: str
+    display_name: str = Field(description="The profile's name for people")
     description: str = Field(description="The line the pages show under the search heading")
 
 
 class RunningUpdate(BaseModel):
-    pid: int | None
-    started: str | None
-    stage: str | None
+    """A `searchnasa update` running in this home now (it holds the home's lock)."""
+
+    pid: int | None = Field(description="Its process id")
+    started: str | None = Field(description="When it started (UTC, ISO 8601)")
+    stage: str | None = Field(description="The stage it is in (harvest:ntrs, index, embed, ...)")
 
 
 class StatusResponse(BaseModel):
     """How fresh the collection is: per source, the index, a running update, the profile."""
 
-    profile: ProfileInfo
-    sources: dict[str, SourceFreshness]
-    index: IndexFreshness | None
-    update_running: RunningUpdate | None
-    checked_at: str
+    profile: ProfileInfo = Field(description="The active collection profile")
+    sources: dict[str, SourceFreshness] = Field(description="Per source (`ntrs`, `osti`): records and freshness")
+    index: IndexFreshness | None = Field(description="The live lexical index; null: none built yet")
+    update_running: RunningUpdate | None = Field(description="A running `searchnasa update`; null: none")
+    checked_at: str = Field(description="When this status was computed (UTC, ISO 8601)")
 
 
 router = APIRouter(prefix="/api", tags=["api"])
