@@ -119,3 +119,11 @@ def test_abstracts_cut_at_the_source_are_marked(server: Server) -> None:
     assert "[abstract cut short at the source]" in page
     page = httpx.get(server.base_url + f"/records/{whole[0]['id']}", timeout=30).text
     assert "[abstract cut short at the source]" not in page
+
+
+def test_no_citation_says_legacy_cdms(server: Server) -> None:
+    ntrs_ids = [r["id"] for r in sample_records() if r["source"] == "ntrs"][:40]
+    for fmt in ("bibtex", "ris", "csl-json", "csv"):
+        got = httpx.get(server.base_url + "/api/export", params={"format": fmt, "ids": ntrs_ids}, timeout=60)
+        assert got.status_code == 200 and len(got.text) > 1000
+        assert "CDMS" not in got.text, fmt
