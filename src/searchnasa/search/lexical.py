@@ -25,7 +25,7 @@ from searchnasa.index.schema import (
     word_pairs,
 )
 from searchnasa.search.query_tree import (And, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix, SourceIs, Term,
-                                         YearRange)
+                                         TopicIs, YearRange)
 from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur
@@ -293,6 +293,8 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
         return Q.const_score_query(year_query(schema, node.lo, node.hi), 0.0)
     if isinstance(node, SourceIs):
         return Q.const_score_query(Q.term_query(schema, "source", node.source), 0.0)
+    if isinstance(node, TopicIs):
+        return Q.const_score_query(Q.term_query(schema, "topic", node.slug), 0.0)
     if isinstance(node, IdSet):
         return Q.term_set_query(schema, "id", list(node.ids))
     if isinstance(node, MatchAll):
@@ -329,7 +331,8 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
 
 def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_from: int | None = None,
                    year_to: int | None = None, document_type: Iterable[str] = (),
-                   subject: Iterable[str] = (), organization: Iterable[str] = ()) -> list[tantivy.Query]:
+                   subject: Iterable[str] = (), organization: Iterable[str] = (),
+                   topic: Iterable[str] = ()) -> list[tantivy.Query]:
     """One scoring-neutral query per active filter (values within a filter are ORed)."""
     out: list[tantivy.Query] = []
     if source:
@@ -337,7 +340,7 @@ def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_fr
     if year_from is not None or year_to is not None:
         out.append(year_query(schema, year_from, year_to))
     for field, values in (("document_type", document_type), ("subject_value", subject),
-                          ("organization_value", organization)):
+                          ("organization_value", organization), ("topic", topic)):
         values = [v for v in values if v]
         if values:
             out.append(Q.term_set_query(schema, field, values))
@@ -353,6 +356,7 @@ def named_filters(schema: tantivy.Schema, req: SearchRequest) -> dict[str, tanti
         ("document_type", {"document_type": req.document_type}),
         ("subject", {"subject": req.subject}),
         ("organization", {"organization": req.organization}),
+        ("topic", {"topic": req.topic}),
     ):
         queries = filter_queries(schema, **kwargs)  # type: ignore[arg-type]
         if queries:

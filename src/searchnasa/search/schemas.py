@@ -9,9 +9,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from searchnasa.limits import YEAR_MAX, YEAR_MIN
+from searchnasa.topics import topic_slugs
 
 SortOrder = Literal["relevance", "newest", "oldest"]
 Mode = Literal["lexical", "semantic", "hybrid"]
+
+# The shared topics' slugs (searchnasa/data/topics.toml), so the API refuses an unknown topic with
+# a 422 that lists the known ones, and the OpenAPI spec lists them.
+TopicSlug = Literal[topic_slugs()]  # type: ignore[valid-type]
 
 MAX_QUERY_CHARS = 1000
 MAX_PER_PAGE = 100
@@ -31,6 +36,8 @@ class SearchRequest(BaseModel):
     document_type: list[str] = Field(default_factory=list)
     subject: list[str] = Field(default_factory=list)
     organization: list[str] = Field(default_factory=list)
+    # shared topics of both sources (searchnasa.topics): records whose subjects map to any of them
+    topic: list[TopicSlug] = Field(default_factory=list)  # type: ignore[valid-type]
     mode: Mode = "hybrid"
     # hybrid mode: after the records that match, show records close in meaning that do not
     extras: bool = True
@@ -39,6 +46,8 @@ class SearchRequest(BaseModel):
 class FacetBucket(BaseModel):
     value: str
     count: int
+    # what a person reads when ``value`` is a code: a topic's label (``value`` is its slug)
+    label: str | None = None
 
 
 class SearchHit(BaseModel):
@@ -84,6 +93,9 @@ class SearchResponse(BaseModel):
     # it does (search/spelling.py); offered, never applied
     suggestion: str | None = None
     results: list[SearchHit] = Field(default_factory=list)
+    # source, year (every year, oldest first), decade, document_type, topic, subject, organization,
+    # and no_date: one bucket counting the records without a year, counted under the same filters
+    # as the year facet (every filter but the year range)
     facets: dict[str, list[FacetBucket]] = Field(default_factory=dict)
     redirect_id: str | None = None
     # facets whose counts were estimated from a uniform sample of a very large result set

@@ -27,6 +27,7 @@ from searchnasa.search.schemas import (
     SearchRequest,
     SearchResponse,
     SortOrder,
+    TopicSlug,
 )
 from searchnasa.web.deps import check_record_id, related_items, services
 from searchnasa.web.form import MAX_FILTER_VALUES
@@ -71,11 +72,14 @@ def search_filters(
     document_type: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
     subject: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
     organization: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES)] = [],
+    topic: Annotated[list[TopicSlug], Query(max_length=MAX_FILTER_VALUES, description=(  # type: ignore[valid-type]
+        "Shared topics of both sources (records whose subject categories map to any of them); "
+        "`facets.topic` lists them with their labels."))] = [],
 ) -> SearchRequest:
     """The query and its filters, declared once for every endpoint that runs a search
     (``/api/search`` and ``/api/export``), so their OpenAPI parameters and limits cannot drift."""
     return SearchRequest(q=q, source=source, year_from=year_from, year_to=year_to, sort=sort, mode=mode,
-                         document_type=document_type, subject=subject, organization=organization)
+                         document_type=document_type, subject=subject, organization=organization, topic=topic)
 
 
 SearchFilters = Annotated[SearchRequest, Depends(search_filters)]
