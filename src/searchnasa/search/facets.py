@@ -41,13 +41,12 @@ FACET_THREADS = 4
 FACET_OWN_FILTER = {"source": "source", "decade": "year", "year": "year", "no_date": "year",
                     "document_type": "document_type", "topic": "topic", "subject": "subject",
                     "organization": "organization"}
-# Records without a year are counted by the year aggregation under this key (never a real year:
-# limits.YEAR_MIN is 1000), and shown apart as the ``no_date`` facet, not as a year.
-NO_YEAR_KEY = 0
 _AGGS = {
     "source": {"terms": {"field": "source", "size": 10}},
-    # every year (limits.YEAR_MIN..YEAR_MAX is 1,101 years), not a top-N: the year histogram
-    "year": {"terms": {"field": "year", "size": 1200, "missing": NO_YEAR_KEY}},
+    # every year (limits.YEAR_MIN..YEAR_MAX is 1,101 years), not a top-N: the year histogram. The
+    # records without a year are the matches less the years' sum (``no_date``): counting them as a
+    # ``missing`` bucket cost a visit of every match's year column once more.
+    "year": {"terms": {"field": "year", "size": 1200}},
     "document_type": {"terms": {"field": "document_type", "size": FACET_SIZE}},
     "topic": {"terms": {"field": "topic", "size": 64}},  # every topic (topics.toml holds 10-16)
     "subject": {"terms": {"field": "subject_value", "size": FACET_SIZE}},
@@ -172,12 +171,13 @@ def _group_buckets(searcher: tantivy.Searcher, schema: tantivy.Schema, query: ta
         scale = scaled.get("_scale", 1.0) if key in scaled else 1.0
         raw[f] = [{"key": b["key"], "doc_count": min(matches, round(int(b["doc_count"]) * scale))}
                   for b in source.get(key, {}).get("buckets", [])]
+    if "no_date" in raw:  # every match has one year or none: the rest have none
+        raw["no_date"] = [{"key": "", "doc_count": max(0, matches - sum(b["doc_count"] for b in raw["no_date"]))}]
     return raw
 
 
 def _years(buckets: list[dict[str, Any]]) -> dict[int, int]:
-    """Count per real year (the no-year key left out)."""
-    return {int(b["key"]): int(b["doc_count"]) for b in buckets if int(b["key"]) != NO_YEAR_KEY}
+    return {int(b["key"]): int(b["doc_count"]) for b in buckets}
 
 
 def _buckets(raw: dict[str, list[dict[str, Any]]]) -> dict[str, list[FacetBucket]]:
@@ -195,8 +195,7 @@ def _buckets(raw: dict[str, list[dict[str, Any]]]) -> dict[str, list[FacetBucket
         elif facet == "year":
             out[facet] = [FacetBucket(value=str(y), count=n) for y, n in sorted(_years(buckets).items())]
         elif facet == "no_date":
-            missing = sum(int(b["doc_count"]) for b in buckets if int(b["key"]) == NO_YEAR_KEY)
-            out[facet] = [FacetBucket(value=NO_DATE_LABEL, count=missing)]
+            out[facet] = [FacetBucket(value=NO_DATE_LABEL, count=sum(int(b["doc_count"]) for b in buckets))]
         else:
             out[facet] = sorted((FacetBucket(value=str(b["key"]), count=int(b["doc_count"]),
                                              label=topic_label(str(b["key"])) if facet == "topic" else None)
