@@ -179,8 +179,9 @@ def test_year_histogram_bars_link_and_count_like_the_api(browser_page: Page, ser
 
     page.get_by_role("link", name=f"{some}: {drawn[some]:,} records").click()
     page.wait_for_url(re.compile(rf"year_from={some}&year_to={some}"))
-    expect(page.locator("p.count")).to_have_text(re.compile(rf"^{drawn[some]:,} records? · Page 1$"))
-    assert set(t.strip() for t in page.locator("article.card .date").all_inner_texts()) == {str(some)}
+    # hybrid mode may list records close in meaning after the matches: the matches are that year
+    expect(page.locator("p.count")).to_have_text(re.compile(rf"^{drawn[some]:,} records? · Page 1( · .*)?$"))
+    assert set(t.strip() for t in page.locator("article.card:not(.extra) .date").all_inner_texts()) == {str(some)}
     assert set(badges(page)) == {"NASA NTRS"}  # the source tab is kept
     expect(page.locator(f'a.year-bar[data-year="{some}"]')).to_have_attribute("aria-current", "true")
     page.click("a.all-years")
