@@ -301,7 +301,11 @@ def test_unknown_record_is_a_404_page(client: httpx.Client) -> None:
 def assert_inert(tree: HTMLParser, raw: str) -> None:
     """No markup from record text became markup: no script, no handlers, no script URLs."""
     assert tree.css("script") == [], "a <script> element made it into the page"
-    assert tree.css("img, svg, iframe, object, embed") == []
+    assert tree.css("img, iframe, object, embed") == []
+    # the one SVG a page draws is the year histogram, of links, titles and rectangles only
+    assert [svg.attributes.get("class") for svg in tree.css("svg")] in ([], ["year-bars"])
+    assert {n.tag for n in tree.css("svg.year-bars *")} <= {"a", "title", "rect"}
+    raw = raw.replace('<svg class="year-bars" ', "")
     for node in tree.css("*"):
         for name, value in node.attributes.items():
             assert not name.lower().startswith("on"), (node.tag, name)
