@@ -150,3 +150,40 @@ def test_one_card_per_work_and_its_copies(browser_page: Page, artifacts_dir: Pat
     page.wait_for_url(re.compile(r"/records/(ntrs|osti):"))
     expect(page.locator("section.copies")).to_contain_text("same DOI 10.1103/physrevd.72.023002")
     expect(page.locator("h1.record-title")).to_contain_text("Askaryan effect")
+
+
+def test_year_histogram_bars_link_and_count_like_the_api(browser_page: Page, server: Server,
+                                                         artifacts_dir: Path) -> None:
+    """The histogram as Chromium lays it out and exposes it: every bar is drawn, is a link whose
+    accessible name is its year and count (what a screen reader reads), counts as the API does,
+    and following one shows that year only."""
+    import httpx
+
+    page = browser_page
+    page.goto("/search?q=engine&source=ntrs")
+    bars = page.locator("svg.year-bars a.year-bar")
+    drawn = {int(a.get_attribute("data-year")): int(a.get_attribute("data-count")) for a in bars.all()}
+    api = httpx.get(server.base_url + "/api/search", params={"q": "engine", "source": "ntrs"}, timeout=30).json()
+    assert drawn == {int(b["value"]): b["count"] for b in api["facets"]["year"]} and len(drawn) > 10
+    names = [link.get_attribute("aria-label") for link in bars.all()]
+    for year, count in drawn.items():
+        name = f"{year}: {count:,} record{'' if count == 1 else 's'}"
+        assert name in names
+    # Chromium's accessibility tree: the chart is a group named by its caption, holding the links
+    tree = page.locator("svg.year-bars").aria_snapshot()
+    assert tree.startswith("- 'group \"Records per year, ") and tree.count('link "') == len(drawn)
+    some = max(drawn, key=drawn.get)
+    assert f'link "{some}: {drawn[some]:,} records"' in tree
+    box = page.locator(f'a.year-bar[data-year="{some}"] rect.bar').bounding_box()
+    assert box is not None and box["height"] > 20 and box["width"] > 0  # the tallest bar is drawn tall
+    page.screenshot(path=str(artifacts_dir / "browser_year_histogram.png"))
+
+    page.get_by_role("link", name=f"{some}: {drawn[some]:,} records").click()
+    page.wait_for_url(re.compile(rf"year_from={some}&year_to={some}"))
+    # hybrid mode may list records close in meaning after the matches: the matches are that year
+    expect(page.locator("p.count")).to_have_text(re.compile(rf"^{drawn[some]:,} records? · Page 1( · .*)?$"))
+    assert set(t.strip() for t in page.locator("article.card:not(.extra) .date").all_inner_texts()) == {str(some)}
+    assert set(badges(page)) == {"NASA NTRS"}  # the source tab is kept
+    expect(page.locator(f'a.year-bar[data-year="{some}"]')).to_have_attribute("aria-current", "true")
+    page.click("a.all-years")
+    page.wait_for_url(re.compile(r"/search\?q=engine&source=ntrs$"))

@@ -107,6 +107,31 @@ def test_schema_change_forces_full_build(sample_copy: Path) -> None:
     store.close()
 
 
+def test_an_index_from_another_crosswalk_is_outdated_refused_and_rebuilt(sample_copy: Path) -> None:
+    """Topics are computed at index time: after the crosswalk changes, the live index's topics are
+    stale. It is reported (health, and a 503-class error from a search) rather than served or
+    crashing on a field it lacks, and the next build is a full one."""
+    from searchnasa.index.health import check_index
+
+    settings = Settings().with_home(sample_copy)
+    store = open_store(sample_copy)
+    first = build_index(store, settings.index_dir)
+    gen = layout.current_generation(settings.index_dir)
+    state = layout.read_state(gen)
+    assert state.topics and layout.stale_reason(state) is None
+    state.topics = "0" * 16
+    layout.write_state(gen, state)
+    health = check_index(settings.index_dir)
+    assert health.state == "outdated" and "topic crosswalk" in health.problem
+    with pytest.raises(IndexMissing, match="outdated .*topic crosswalk.*searchnasa index"):
+        lexical(SearchService(settings), "topic:propulsion")
+    second = build_index(store, settings.index_dir)
+    assert second.full and second.generation != first.generation and second.documents == 6514
+    assert check_index(settings.index_dir).ok
+    assert lexical(SearchService(settings), "topic:propulsion").total > 0
+    store.close()
+
+
 def test_search_without_index_says_so(tmp_home: Path) -> None:
     service = SearchService(Settings().with_home(tmp_home))
     with pytest.raises(IndexMissing):

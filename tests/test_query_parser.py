@@ -16,6 +16,7 @@ from searchnasa.search.query_tree import (
     Prefix,
     SourceIs,
     Term,
+    TopicIs,
     YearRange,
     describe,
     has_loose,
@@ -71,6 +72,25 @@ def test_year(q: str, expected: YearRange) -> None:
 def test_source() -> None:
     assert tree("source:ntrs") == SourceIs("ntrs")
     assert tree("source:OSTI") == SourceIs("osti")
+
+
+@pytest.mark.parametrize(("q", "expected"), [
+    ("topic:propulsion", TopicIs("propulsion")),
+    ('topic:"Heat transfer and fluids"', TopicIs("fluids-heat-transfer")),
+    ("topics:(batteries)", TopicIs("energy-storage")),
+    ("-topic:nuclear", Not(TopicIs("nuclear"))),
+    ("engine topic:propulsion", And((Term("engine"), TopicIs("propulsion")))),
+])
+def test_topic(q: str, expected) -> None:
+    parsed = parse(q)
+    assert parsed.tree == expected and parsed.notices in ([], ["Only exclusions given: showing all records except those."])
+    assert strict_part(parsed.tree) is not None  # a semantic candidate must be of the topic too
+
+
+def test_unknown_topic_is_dropped_with_the_topics_named() -> None:
+    parsed = parse("engine topic:warp")
+    assert parsed.tree == Term("engine")
+    assert parsed.notices and "Unknown topic “warp”" in parsed.notices[0] and "propulsion" in parsed.notices[0]
 
 
 @pytest.mark.parametrize("q, expected_tree, notice_word", [

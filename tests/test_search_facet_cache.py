@@ -148,7 +148,8 @@ def test_source_filtered_estimates_scale_by_the_page_count(indexed_home: Path, m
     monkeypatch.setattr(svc, "FACET_SAMPLE_TARGET", 300)
     est = lexical(service, "", source="osti")
     assert est.total == exact_osti.total > 1000
-    assert est.facets_estimated == ["decade", "year", "document_type", "subject", "organization", "author"]
+    assert est.facets_estimated == ["decade", "year", "no_date", "document_type", "topic", "subject", "organization",
+                                    "author"]
     assert est.facets["source"] == exact_all.facets["source"]  # exact: the tabs
     dated = sum(b.count for b in exact_osti.facets["decade"])
     assert abs(sum(b.count for b in est.facets["decade"]) - dated) < 0.15 * dated

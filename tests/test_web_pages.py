@@ -310,7 +310,11 @@ def assert_inert(tree: HTMLParser, raw: str) -> None:
     scripts = tree.css("script")  # only the page's own static script, never one from the text
     assert [(s.attributes.get("src"), s.text()) for s in scripts] == [("/static/search.js", "")], \
         "a <script> element made it into the page"
-    assert tree.css("img, svg, iframe, object, embed") == []
+    assert tree.css("img, iframe, object, embed") == []
+    # the one SVG a page draws is the year histogram, of links, titles and rectangles only
+    assert [svg.attributes.get("class") for svg in tree.css("svg")] in ([], ["year-bars"])
+    assert {n.tag for n in tree.css("svg.year-bars *")} <= {"a", "title", "rect"}
+    raw = raw.replace('<svg class="year-bars" ', "")
     for node in tree.css("*"):
         for name, value in node.attributes.items():
             assert not name.lower().startswith("on"), (node.tag, name)
@@ -434,3 +438,83 @@ def test_copies_of_a_work_show_as_one_card_with_also_in(client: httpx.Client) ->
     assert "same DOI 10.1103/physrevd.72.023002" in text(copies.css_first(".merge-reasons"))
     api_hits = api(client, q='"Askaryan effect in rock salt"')["results"]
     assert [h["id"] for h in api_hits] == [shown] and api_hits[0]["also_in"][0]["id"] == other
+
+
+# -- topics and the year histogram ----------------------------------------------------------------
+def histogram_bars(tree: HTMLParser) -> dict[int, tuple[int, str, str]]:
+    """year -> (count, accessible name, link) of every bar the year histogram draws."""
+    svg = tree.css_first("figure.year-histogram svg.year-bars")
+    assert svg is not None and svg.attributes["role"] == "group"
+    assert svg.attributes["aria-labelledby"] == "year-histogram-title"
+    bars = {}
+    for link in svg.css("a.year-bar"):
+        year, count = int(link.attributes["data-year"]), int(link.attributes["data-count"])
+        assert text(link.css_first("title")) == link.attributes["aria-label"]
+        assert link.css_first("rect.bar") is not None
+        bars[year] = (count, link.attributes["aria-label"], link.attributes["href"])
+    return bars
+
+
+@pytest.mark.parametrize("params", [{"q": "wind tunnel"}, {"q": "engine", "source": "osti"},
+                                    {"q": "", "topic": "propulsion", "year_from": "1965", "year_to": "1969"}])
+def test_year_histogram_counts_equal_the_api_and_bars_set_the_year(client: httpx.Client, params: dict) -> None:
+    tree = page(client, "/search", **params)
+    data = api(client, **params)
+    bars = histogram_bars(tree)
+    assert {y: c for y, (c, _, _) in bars.items()} == {int(b["value"]): b["count"] for b in data["facets"]["year"]}
+    for year, (count, label, href) in bars.items():
+        assert label == f"{year}: {count:,} record{'' if count == 1 else 's'}"
+        query = parse_qs(urlsplit(href).query)
+        assert query["year_from"] == query["year_to"] == [str(year)]
+        assert all(query.get(k) == [v] for k, v in params.items() if k not in ("year_from", "year_to") and v)
+    undated = data["facets"]["no_date"][0]["count"]
+    no_date = tree.css_first("figure.year-histogram .no-date")
+    assert (no_date is None) == (undated == 0)
+    if undated:
+        assert text(no_date).startswith(f"Date not supplied: {undated:,} record")
+    chosen = [int(a.attributes["data-year"]) for a in tree.css("a.year-bar[aria-current]")]
+    if "year_from" in params:
+        assert chosen and all(1965 <= y <= 1969 for y in chosen)
+        assert tree.css_first("a.all-years") is not None
+    else:
+        assert chosen == [] and tree.css_first("a.all-years") is None
+
+
+def test_a_bar_link_shows_that_year_only(client: httpx.Client) -> None:
+    bars = histogram_bars(page(client, "/search", q="engine", mode="lexical"))  # no extras after the matches
+    year, (count, _, href) = max(bars.items(), key=lambda item: item[1][0])
+    tree = page(client, href)
+    assert count_line(tree)[1] == count
+    assert {text(c.css_first(".date")) for c in cards(tree)} == {str(year)}
+
+
+def test_undated_records_are_counted_apart(client: httpx.Client) -> None:
+    data = api(client, q="", mode="lexical")
+    undated = data["facets"]["no_date"][0]["count"]
+    assert undated > 0
+    assert sum(b["count"] for b in data["facets"]["year"]) + undated == data["total"]
+    assert "Date not supplied" not in {b["value"] for b in data["facets"]["year"]}
+
+
+def test_topic_facet_filter_and_record_page(client: httpx.Client) -> None:
+    tree = page(client, "/search", q="")
+    boxes = tree.css("aside.filters input[type=checkbox][name=topic]")
+    labels = {b.attributes["value"]: text(b.parent.css_first("span")) for b in boxes}
+    assert labels["propulsion"] == "Propulsion" and len(labels) >= 10
+    shown = int(text(next(b for b in boxes if b.attributes["value"] == "propulsion")
+                     .parent.css_first(".facet-count")).replace(",", ""))
+    filtered = page(client, "/search", q="", topic="propulsion")
+    assert count_line(filtered)[1] == shown == api(client, q="topic:propulsion")["total"]
+    assert filtered.css_first("input[name=topic][checked]").attributes["value"] == "propulsion"
+    sources = {b["value"]: b["count"] for b in api(client, topic="propulsion")["facets"]["source"]}
+    assert sources["ntrs"] > 0 and sources["osti"] > 0
+    # a label works on the page too; an unknown topic is said and dropped (the API refuses it)
+    assert count_line(page(client, "/search", q="", topic="Propulsion"))[1] == shown
+    odd = page(client, "/search", q="", topic="warp drive")
+    assert "Ignored unknown topic “warp drive”" in " ".join(text(n) for n in odd.css(".notice"))
+    refused = client.get("/api/search", params={"topic": "warp drive"}, headers={"accept": "application/json"})
+    assert refused.status_code == 422 and "propulsion" in refused.json()["error"]["message"]
+    record = page(client, "/records/ntrs:19770084252")  # filed under AERODYNAMICS
+    topic_links = {text(a): a.attributes["href"] for a in record.css("ul.topics a")}
+    assert topic_links == {"Aeronautics and aircraft": "/search?q=&topic=aeronautics"}
+    assert "Aerodynamics" in text(record.body)  # the source's own category stays

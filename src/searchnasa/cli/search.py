@@ -16,7 +16,7 @@ import sys
 
 @app.command("search")
 def search_cmd(
-    query: str = typer.Argument(..., help='Query: words, "phrases", OR, NOT/-word, title:, author:, subject:, year:1990-2005, source:ntrs|osti.'),
+    query: str = typer.Argument(..., help='Query: words, "phrases", OR, NOT/-word, title:, author:, subject:, year:1990-2005, source:ntrs|osti, topic:propulsion.'),
     source: Optional[str] = typer.Option(None, "--source", help="ntrs or osti."),
     page: int = typer.Option(1, "--page", min=1, max=MAX_PAGE),
     per_page: int = typer.Option(10, "--per-page", min=1, max=MAX_PER_PAGE),
@@ -24,6 +24,7 @@ def search_cmd(
     year_from: Optional[int] = typer.Option(None, "--year-from"),
     year_to: Optional[int] = typer.Option(None, "--year-to"),
     mode: str = typer.Option("lexical", "--mode", help="lexical, hybrid or semantic."),
+    topic: list[str] = typer.Option([], "--topic", help="A shared topic of both sources (repeatable): a slug, label or alias."),
     json_: bool = typer.Option(False, "--json", help="Print the response as JSON."),
     home: Optional[Path] = HomeOption,
 ) -> None:
@@ -32,9 +33,15 @@ def search_cmd(
 
     from searchnasa.search.service import SearchService
 
+    from searchnasa.topics import resolve_topic, topic_slugs
+
+    slugs = [resolve_topic(t) for t in topic]
+    if None in slugs:
+        unknown = topic[slugs.index(None)]
+        raise BadInput(f"unknown topic {unknown!r}; topics are: {', '.join(topic_slugs())}")
     try:
         req = SearchRequest(q=query, source=source, page=page, per_page=per_page, sort=sort,  # type: ignore[arg-type]
-                            year_from=year_from, year_to=year_to, mode=mode)  # type: ignore[arg-type]
+                            year_from=year_from, year_to=year_to, mode=mode, topic=slugs)  # type: ignore[arg-type]
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))

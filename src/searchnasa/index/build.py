@@ -24,7 +24,7 @@ from searchnasa.errors import SearchNasaError
 from searchnasa.records import Record
 from searchnasa.index import layout
 from searchnasa.index.documents import document_json, record_json_document
-from searchnasa.index.schema import SCHEMA_VERSION, build_schema
+from searchnasa.index.schema import build_schema
 from searchnasa.store import Store
 from searchnasa.store.withdrawn import iter_index_rows_since
 
@@ -113,11 +113,10 @@ class IndexSession:
             log.warning("removed %s, a rebuild that was stopped before it finished", name)
         generation = layout.current_generation(self.index_dir)
         state = layout.read_state(generation) if generation else None
-        self.full = (rebuild or generation is None or state is None
-                     or state.schema_version != SCHEMA_VERSION)
+        self.full = rebuild or generation is None or state is None or layout.stale_reason(state) is not None
         if self.full:
             generation = layout.new_generation(self.index_dir)
-            state = layout.GenerationState(schema_version=SCHEMA_VERSION)
+            state = layout.fresh_state()
         assert generation is not None and state is not None
         self.generation, self.state = generation, state
         self.index = tantivy.Index(build_schema(), path=str(generation), reuse=not self.full)

@@ -26,6 +26,7 @@ from searchnasa.authors import name_keys
 from searchnasa.index.schema import PLAIN_ANALYZER, id_key, sample_terms, sort_keys, word_pairs
 from searchnasa.organizations import canonical_organization
 from searchnasa.records import Record
+from searchnasa.topics import topics_of
 
 MAX_CARD_AUTHORS = 10
 
@@ -138,6 +139,9 @@ def document_fields(data: dict[str, Any]) -> dict[str, Any]:
     if subjects:
         doc["subjects"] = doc["subjects_exact"] = subjects
         doc["subject_value"] = list(dict.fromkeys(subjects))
+        topics = topics_of(data["source"], subjects)
+        if topics:
+            doc["topic"] = topics
     if keywords:
         doc["keywords"] = doc["keywords_exact"] = keywords
     pairs = pairs_text(everything)

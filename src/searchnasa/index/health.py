@@ -2,7 +2,8 @@
 
 The store is the source of truth; the index is derived data. A generation damaged on disk (a
 truncated or overwritten segment, a garbled ``meta.json``, a ``CURRENT`` that names nothing), or
-one built by a version with another index schema (whose queries would name fields it lacks), is
+one built by a version with another index schema (whose queries would name fields it lacks) or
+another topic crosswalk (whose ``topic`` values would be stale), is
 therefore not a reason to stop serving forever: :func:`check_index` finds the damage by opening the
 index and exercising every structure a search touches (term dictionary, postings, stored cards,
 fast fields), and :func:`repair_index` builds a fresh generation from the store and swaps it in
@@ -22,7 +23,7 @@ import orjson
 import tantivy
 
 from searchnasa.index import layout
-from searchnasa.index.schema import SCHEMA_VERSION, STEM_ANALYZER
+from searchnasa.index.schema import STEM_ANALYZER
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ PROBE_WORDS = 8
 @dataclass
 class IndexHealth:
     """What :func:`check_index` found. ``state`` is ``ok``, ``missing`` (never built), ``corrupt``
-    or ``outdated`` (built for another schema version: rebuild it), or ``unavailable`` (cannot be
+    or ``outdated`` (built for another schema version or topic crosswalk: rebuild it), or ``unavailable`` (cannot be
     opened here, e.g. a read-only mount)."""
 
     state: str
@@ -97,10 +98,9 @@ def check_index(index_dir: Path) -> IndexHealth:
             return IndexHealth("corrupt", problem=f"{layout.CURRENT} names {name!r}, which is not a generation")
         return IndexHealth("missing")
     state = layout.read_state(generation)
-    if state is not None and state.schema_version != SCHEMA_VERSION:  # built by another version
-        return IndexHealth("outdated", generation=generation.name, documents=state.documents,
-                           problem=f"built with index schema {state.schema_version}, this version "
-                                   f"reads schema {SCHEMA_VERSION}")
+    stale = layout.stale_reason(state) if state is not None else None
+    if state is not None and stale is not None:  # another schema or crosswalk: rebuild
+        return IndexHealth("outdated", generation=generation.name, documents=state.documents, problem=stale)
     try:
         documents = _probe(generation)
     except (KeyboardInterrupt, SystemExit):

@@ -20,6 +20,9 @@ from pathlib import Path
 
 import orjson
 
+from searchnasa.index.schema import SCHEMA_VERSION
+from searchnasa.topics import crosswalk
+
 CURRENT = "CURRENT"
 STATE = "searchnasa-state.json"
 GEN_PREFIX = "gen-"
@@ -33,6 +36,25 @@ class GenerationState:
     schema_version: int
     last_seq: int = 0
     documents: int = 0
+    # the digest of the topic crosswalk the documents' ``topic`` values were computed with
+    # (searchnasa/data/topics.toml): a generation built with another crosswalk is outdated
+    topics: str = ""
+
+
+def fresh_state() -> GenerationState:
+    """The state of a generation this version is about to build."""
+    return GenerationState(schema_version=SCHEMA_VERSION, topics=crosswalk().digest)
+
+
+def stale_reason(state: GenerationState) -> str | None:
+    """Why a generation built with ``state`` must be rebuilt before this version serves it (another
+    index schema, or topics from another crosswalk); None when it is current."""
+    if state.schema_version != SCHEMA_VERSION:
+        return f"built with index schema {state.schema_version}, this version reads schema {SCHEMA_VERSION}"
+    if state.topics != crosswalk().digest:
+        return (f"its topics were computed with another topic crosswalk ({state.topics or 'none'}; "
+                f"this version's is {crosswalk().digest})")
+    return None
 
 
 def current_generation(index_dir: Path) -> Path | None:

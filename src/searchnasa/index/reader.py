@@ -23,6 +23,17 @@ def _mtime(path: Path) -> int:
         return -1
 
 
+def _refuse_stale(generation: Path) -> None:
+    """A generation built for another index schema or topic crosswalk is not served: its queries
+    would name fields it lacks, or its topics would be stale. Said as a 503 with the way out
+    (``searchnasa serve`` rebuilds it at start, ``searchnasa index`` rebuilds it any time)."""
+    state = layout.read_state(generation)
+    reason = layout.stale_reason(state) if state is not None else None
+    if reason is not None:
+        raise IndexMissing(f"the search index at {generation} is outdated ({reason}); rebuild it with "
+                           "`searchnasa index` (`searchnasa serve` rebuilds it at start)")
+
+
 class IndexReader:
     """Opens the live generation lazily; reopens on a new generation, reloads on a new commit."""
 
@@ -49,6 +60,7 @@ class IndexReader:
                     f"no search index at {self.index_dir}: run `searchnasa index` first")
             try:
                 if generation != self._generation or self._index is None:
+                    _refuse_stale(generation)
                     index = tantivy.Index.open(str(generation))
                     index.config_reader(reload_policy="Manual")
                     self._index, self._generation = index, generation

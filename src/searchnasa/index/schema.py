@@ -14,7 +14,9 @@ Why this layout:
 - Fields a prefix can target exist twice: stemmed (``en_stem``, for bare words: "tunnels" finds
   "tunnel") and unstemmed (``default``: lowercase only, for quoted phrases, which must match exactly).
 - Filters and facets read fast fields (``source``, ``year``, ``document_type``, ``subject_value``,
-  ``organization_value``) stored with the ``raw`` tokenizer so a facet value is the label itself.
+  ``organization_value``, ``topic``) stored with the ``raw`` tokenizer so a facet value is the label
+  itself (for ``topic``, the shared topic's slug, computed from the subjects by the crosswalk in
+  :mod:`searchnasa.topics`).
 - ``card`` holds the few fields a result card shows (compact JSON), so a results page needs no
   SQLite round trip; ``key`` is a 63-bit hash of the id in a fast column so ranking code can join
   hits to semantic candidates without loading documents.
@@ -31,7 +33,7 @@ import hashlib
 
 import tantivy
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Per-field copies for field prefixes (``title:``, ``subject:``, ``abstract:``): (stemmed, exact).
 # The abstract has no exact copy (it is the bulk of the text, and ``all_exact`` covers unfielded
@@ -87,6 +89,7 @@ def build_schema() -> tantivy.Schema:
     # authors as people type them (authors.py): name keys matched, display names counted
     sb.add_text_field("author_key", tokenizer_name="raw", index_option="freq")
     sb.add_text_field("author_value", tokenizer_name="raw", fast=True, index_option="basic")
+    sb.add_text_field("topic", tokenizer_name="raw", fast=True, index_option="basic")
     sb.add_text_field("sample", tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("newest_key", fast=True)
     sb.add_integer_field("oldest_key", fast=True)

@@ -22,7 +22,7 @@ from searchnasa.errors import BadInput
 from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
 from searchnasa.search import lexical
 from searchnasa.search.query_tree import (And, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix, SourceIs,
-                                         Term, YearRange, tree_depth)
+                                         Term, TopicIs, YearRange, tree_depth)
 from searchnasa.settings import default_of, env_number
 
 DEFAULT_COUNT_BUDGET = int(default_of("COUNT_BUDGET"))
@@ -83,6 +83,8 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
     if isinstance(node, Phrase):
         tokens = PLAIN_ANALYZER.analyze(node.text)  # a phrase walks postings and positions
         return sum(2 * _doc_freq(searcher, field, token) for field in _phrase_fields(node) for token in tokens)
+    if isinstance(node, TopicIs):  # one posting list
+        return _doc_freq(searcher, "topic", node.slug)
     if isinstance(node, (MatchAll, YearRange, SourceIs)):
         return total_docs
     if isinstance(node, Nearby):  # only scores the matches the other parts find

@@ -18,9 +18,11 @@ import tantivy
 
 from searchnasa.index.reader import IndexReader
 from searchnasa.index.schema import SAMPLE_RATES
+from searchnasa.limits import NO_DATE_LABEL
 from searchnasa.search.lexical import with_filters
 from searchnasa.search.schemas import FacetBucket
 from searchnasa.settings import env_number
+from searchnasa.topics import topic_label
 
 Q = tantivy.Query
 Occur = tantivy.Occur
@@ -36,17 +38,23 @@ FACET_SAMPLE_TARGET = 5_000
 FACET_THREADS = 4
 
 # facet name -> the request filter it ignores (so a facet shows what choosing it would give)
-FACET_OWN_FILTER = {"source": "source", "decade": "year", "year": "year",
-                    "document_type": "document_type", "subject": "subject", "organization": "organization",
-                    "author": "author"}
+FACET_OWN_FILTER = {"source": "source", "decade": "year", "year": "year", "no_date": "year",
+                    "document_type": "document_type", "topic": "topic", "subject": "subject",
+                    "organization": "organization", "author": "author"}
 _AGGS = {
     "source": {"terms": {"field": "source", "size": 10}},
-    "year": {"terms": {"field": "year", "size": 1000}},
+    # every year (limits.YEAR_MIN..YEAR_MAX is 1,101 years), not a top-N: the year histogram. The
+    # records without a year are the matches less the years' sum (``no_date``): counting them as a
+    # ``missing`` bucket cost a visit of every match's year column once more.
+    "year": {"terms": {"field": "year", "size": 1200}},
     "document_type": {"terms": {"field": "document_type", "size": FACET_SIZE}},
+    "topic": {"terms": {"field": "topic", "size": 64}},  # every topic (topics.toml holds 10-16)
     "subject": {"terms": {"field": "subject_value", "size": FACET_SIZE}},
     "organization": {"terms": {"field": "organization_value", "size": FACET_SIZE}},
     "author": {"terms": {"field": "author_value", "size": FACET_SIZE}},
 }
+# facets computed from another facet's aggregation
+_DERIVED = {"decade": "year", "no_date": "year"}
 
 Facets = tuple[dict[str, list[FacetBucket]], list[str]]  # (counts per facet, names of estimated facets)
 Snapshot = tuple[Any, ...]
@@ -141,7 +149,7 @@ def _group_buckets(searcher: tantivy.Searcher, schema: tantivy.Schema, query: ta
                    facets: list[str], matches: int | None, estimated: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Raw buckets of the facets that share one set of filters; appends the estimated ones to
     ``estimated``. ``matches``: the query's match count when known."""
-    wanted = {("year" if f == "decade" else f) for f in facets}
+    wanted = {_DERIVED.get(f, f) for f in facets}
     if matches is not None and matches <= FACET_EXACT_MAX:
         result = searcher.aggregate(query, {f: _AGGS[f] for f in wanted})
         scaled: dict[str, Any] = {}
@@ -159,31 +167,39 @@ def _group_buckets(searcher: tantivy.Searcher, schema: tantivy.Schema, query: ta
             estimated.extend(f for f in facets if f != "source")
     raw: dict[str, list[dict[str, Any]]] = {}
     for f in facets:
-        key = "year" if f == "decade" else f
+        key = _DERIVED.get(f, f)
         source = scaled if key in scaled else result
         scale = scaled.get("_scale", 1.0) if key in scaled else 1.0
         raw[f] = [{"key": b["key"], "doc_count": min(matches, round(int(b["doc_count"]) * scale))}
                   for b in source.get(key, {}).get("buckets", [])]
+    if "no_date" in raw:  # every match has one year or none: the rest have none
+        raw["no_date"] = [{"key": "", "doc_count": max(0, matches - sum(b["doc_count"] for b in raw["no_date"]))}]
     return raw
 
 
+def _years(buckets: list[dict[str, Any]]) -> dict[int, int]:
+    return {int(b["key"]): int(b["doc_count"]) for b in buckets}
+
+
 def _buckets(raw: dict[str, list[dict[str, Any]]]) -> dict[str, list[FacetBucket]]:
-    """Raw aggregation buckets as the response's facets: decades summed from years, years in
-    order, the rest by count."""
+    """Raw aggregation buckets as the response's facets: years in order, decades summed from
+    them, the records without a year as one ``no_date`` bucket, the rest by count (topics with
+    their labels)."""
     out: dict[str, list[FacetBucket]] = {}
     for facet in FACET_OWN_FILTER:
         buckets = raw.get(facet, [])
         if facet == "decade":
             decades: dict[int, int] = {}
-            for b in buckets:
-                decade = int(b["key"]) // 10 * 10
-                decades[decade] = decades.get(decade, 0) + int(b["doc_count"])
+            for year, n in _years(buckets).items():
+                decades[year // 10 * 10] = decades.get(year // 10 * 10, 0) + n
             out[facet] = [FacetBucket(value=f"{d}s", count=n) for d, n in sorted(decades.items())]
         elif facet == "year":
-            out[facet] = sorted((FacetBucket(value=str(int(b["key"])), count=int(b["doc_count"]))
-                                 for b in buckets), key=lambda b: int(b.value))
+            out[facet] = [FacetBucket(value=str(y), count=n) for y, n in sorted(_years(buckets).items())]
+        elif facet == "no_date":
+            out[facet] = [FacetBucket(value=NO_DATE_LABEL, count=sum(int(b["doc_count"]) for b in buckets))]
         else:
-            out[facet] = sorted((FacetBucket(value=str(b["key"]), count=int(b["doc_count"]))
+            out[facet] = sorted((FacetBucket(value=str(b["key"]), count=int(b["doc_count"]),
+                                             label=topic_label(str(b["key"])) if facet == "topic" else None)
                                  for b in buckets), key=lambda b: (-b.count, b.value))
     return out
 

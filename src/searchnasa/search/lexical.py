@@ -27,7 +27,7 @@ from searchnasa.index.schema import (
 from searchnasa.authors import query_keys
 from searchnasa.organizations import canonical_organization
 from searchnasa.search.query_tree import (And, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix, SourceIs, Term,
-                                         YearRange)
+                                         TopicIs, YearRange)
 from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur
@@ -305,6 +305,8 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
         return Q.const_score_query(year_query(schema, node.lo, node.hi), 0.0)
     if isinstance(node, SourceIs):
         return Q.const_score_query(Q.term_query(schema, "source", node.source), 0.0)
+    if isinstance(node, TopicIs):
+        return Q.const_score_query(Q.term_query(schema, "topic", node.slug), 0.0)
     if isinstance(node, IdSet):
         return Q.term_set_query(schema, "id", list(node.ids))
     if isinstance(node, MatchAll):
@@ -342,7 +344,7 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
 def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_from: int | None = None,
                    year_to: int | None = None, document_type: Iterable[str] = (),
                    subject: Iterable[str] = (), organization: Iterable[str] = (),
-                   author: Iterable[str] = ()) -> list[tantivy.Query]:
+                   author: Iterable[str] = (), topic: Iterable[str] = ()) -> list[tantivy.Query]:
     """One scoring-neutral query per active filter (values within a filter are ORed)."""
     out: list[tantivy.Query] = []
     if source:
@@ -352,7 +354,7 @@ def filter_queries(schema: tantivy.Schema, *, source: str | None = None, year_fr
     # An organization is filtered under its canonical name (a NASA center's, from any of its names).
     organization = [canonical_organization(v) for v in organization if v]
     for field, values in (("document_type", document_type), ("subject_value", subject),
-                          ("organization_value", organization)):
+                          ("organization_value", organization), ("topic", topic)):
         values = [v for v in values if v]
         if values:
             out.append(Q.term_set_query(schema, field, values))
@@ -375,6 +377,7 @@ def named_filters(schema: tantivy.Schema, req: SearchRequest) -> dict[str, tanti
         ("subject", {"subject": req.subject}),
         ("organization", {"organization": req.organization}),
         ("author", {"author": req.author}),
+        ("topic", {"topic": req.topic}),
     ):
         queries = filter_queries(schema, **kwargs)  # type: ignore[arg-type]
         if queries:

@@ -11,7 +11,8 @@ A WORD ending in ``*`` (``turbo*``, ``title:aero*``) is truncated: it matches ev
 starts with it (at least :data:`MIN_PREFIX` letters or digits before the ``*``).
 
 Fields: ``title:``, ``author:``, ``subject:``, ``abstract:``, ``keyword:``, ``year:1990-2005``
-(also ``year:1990``, ``year:1990-``, ``year:-2005``) and ``source:ntrs|osti``.
+(also ``year:1990``, ``year:1990-``, ``year:-2005``), ``source:ntrs|osti`` and ``topic:propulsion``
+(a shared topic of both sources, by slug, label or alias: :mod:`searchnasa.topics`).
 
 Nothing a user types makes parsing fail: an unclosed quote runs to the end, an unclosed
 parenthesis closes at the end, a stray ``)``/``OR``/``NOT`` or an empty ``title:`` is dropped, an
@@ -24,10 +25,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from searchnasa.search.query_tree import (And, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, YearRange,
-                                         describe, positive_texts, tree_depth)
+from searchnasa.search.query_tree import (And, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, TopicIs,
+                                         YearRange, describe, positive_texts, tree_depth)
 from searchnasa.search.query_lexer import Token, lex
 from searchnasa.search.reading import read_as_typed
+from searchnasa.topics import resolve_topic, topic_slugs
 
 FIELD_ALIASES = {
     "title": "title", "ti": "title",
@@ -37,6 +39,7 @@ FIELD_ALIASES = {
     "keyword": "keyword", "keywords": "keyword", "kw": "keyword",
     "year": "year", "years": "year",
     "source": "source",
+    "topic": "topic", "topics": "topic",
 }
 SOURCE_ALIASES = {"ntrs": "ntrs", "nasa": "ntrs", "osti": "osti", "doe": "osti"}
 
@@ -237,6 +240,8 @@ class _Parser:
                 self.note(f"Unknown source “{text}”; use source:ntrs or source:osti. Ignored it.")
                 return None
             return SourceIs(src)
+        if name == "topic":
+            return self._topic(value_tok)
         if value_tok.kind == "PHRASE":
             return _phrase(value_tok.value, name, self)
         if value_tok.kind == "LPAREN" and self.depth >= MAX_NESTING:
@@ -254,6 +259,16 @@ class _Parser:
             self.depth -= 1
             return inner
         return _word(value_tok.value, name, self)
+
+    def _topic(self, value_tok: Token) -> Node | None:
+        """``topic:propulsion``, ``topic:"heat transfer"`` or ``topic:(batteries)``: a shared topic by
+        slug, label or alias; an unknown one is dropped with a notice naming the topics."""
+        text = value_tok.value if value_tok.kind != "LPAREN" else self._skip_group()
+        slug = resolve_topic(text)
+        if slug is None:
+            self.note(f"Unknown topic “{text}”; topics are: {', '.join(topic_slugs())}. Ignored it.")
+            return None
+        return TopicIs(slug)
 
     def _skip_group(self) -> str:
         words: list[str] = []

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from searchnasa.topics import topic_label
+
 SOURCE_NAMES = {"ntrs": "NASA NTRS", "osti": "DOE OSTI"}
 
 
@@ -44,6 +46,14 @@ class YearRange:
 @dataclass(frozen=True)
 class SourceIs:
     source: str
+
+
+@dataclass(frozen=True)
+class TopicIs:
+    """Records of one shared topic (``topic:propulsion``), whichever source's category put them
+    there (:mod:`searchnasa.topics`)."""
+
+    slug: str
 
 
 @dataclass(frozen=True)
@@ -87,7 +97,7 @@ class Nearby:
     words: tuple[str, ...]
 
 
-Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, IdSet, MatchAll, Not, And, Or, Nearby]
+Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, TopicIs, IdSet, MatchAll, Not, And, Or, Nearby]
 
 
 def tree_depth(node: Node) -> int:
@@ -122,6 +132,8 @@ def describe(node: Node, top: bool = True) -> str:
         return f"year ≥ {node.lo}" if node.lo is not None else f"year ≤ {node.hi}"
     if isinstance(node, SourceIs):
         return f"source {SOURCE_NAMES[node.source]}"
+    if isinstance(node, TopicIs):
+        return f"topic {topic_label(node.slug)}"
     if isinstance(node, IdSet):
         return "identifier " + ", ".join(node.ids)
     if isinstance(node, Not):
@@ -146,7 +158,7 @@ def is_strict(node: Node) -> bool:
     """Strict parts must hold for every result: phrases, field clauses, exclusions, ids."""
     if isinstance(node, (Term, Prefix)):
         return node.field is not None
-    if isinstance(node, (Phrase, YearRange, SourceIs, IdSet, Not)):
+    if isinstance(node, (Phrase, YearRange, SourceIs, TopicIs, IdSet, Not)):
         return True
     if isinstance(node, Or):
         return all(is_strict(c) for c in node.children)

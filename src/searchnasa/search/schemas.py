@@ -14,9 +14,14 @@ from pydantic import BaseModel, Field, computed_field, field_validator
 
 from searchnasa.limits import NO_DATE_LABEL, YEAR_MAX, YEAR_MIN
 from searchnasa.records import Author, Record
+from searchnasa.topics import topic_slugs
 
 SortOrder = Literal["relevance", "newest", "oldest"]
 Mode = Literal["lexical", "semantic", "hybrid"]
+
+# The shared topics' slugs (searchnasa/data/topics.toml), so the API refuses an unknown topic with
+# a 422 that lists the known ones, and the OpenAPI spec lists them.
+TopicSlug = Literal[topic_slugs()]  # type: ignore[valid-type]
 
 MAX_QUERY_CHARS = 1000
 MAX_PER_PAGE = 100
@@ -46,6 +51,8 @@ class SearchRequest(BaseModel):
     subject: list[str] = Field(default_factory=list)
     organization: list[str] = Field(default_factory=list)
     author: list[str] = Field(default_factory=list)
+    # shared topics of both sources (searchnasa.topics): records whose subjects map to any of them
+    topic: list[TopicSlug] = Field(default_factory=list)  # type: ignore[valid-type]
     mode: Mode = "hybrid"
     # hybrid mode: after the records that match, show records close in meaning that do not
     extras: bool = True
@@ -66,6 +73,8 @@ class FacetBucket(BaseModel):
     value: str = Field(description="The facet value (a source, year, decade, document type, subject or organization).")
     count: int = Field(description=(
         "Records of the answer with this value (an estimate when the facet is listed in `facets_estimated`)."))
+    label: str | None = Field(None, description=(
+        "What a person reads when `value` is a code: a topic's label (its `value` is the topic's slug)."))
 
 
 class SearchHit(BaseModel):
@@ -135,8 +144,10 @@ class SearchResponse(BaseModel):
         "does; offered, never applied. Null when there is nothing to suggest."))
     results: list[SearchHit] = Field(default_factory=list, description="The page's results, best first.")
     facets: dict[str, list[FacetBucket]] = Field(default_factory=dict, description=(
-        "Counts per facet (`source`, `year`, `decade`, `document_type`, `subject`, `organization`), each "
-        "counted under every filter except its own, so a count says what choosing that value would give."))
+        "Counts per facet (`source`, `year` (every year, oldest first), `decade`, `no_date` (one bucket: "
+        "the records without a year, under the year facet's filters), `document_type`, `topic`, `subject`, "
+        "`organization`, `author`), each counted under every filter except its own, so a count says what "
+        "choosing that value would give."))
     redirect_id: str | None = Field(None, description=(
         "Set when the query is an identifier (DOI, record id, report number) naming exactly one record: "
         "the page sends the reader straight to it."))

@@ -28,6 +28,7 @@ from searchnasa.search.schemas import (
     SearchRequest,
     SearchResponse,
     SortOrder,
+    TopicSlug,
 )
 from searchnasa.web.deps import record_id_of, related_items, services
 from searchnasa.web.form import MAX_FILTER_VALUES
@@ -93,12 +94,15 @@ def search_filters(
     author: Annotated[list[str], Query(max_length=MAX_FILTER_VALUES, description=(
         "Only records by these authors, as people type them: 'Last, First', 'First Last', 'Last, F' "
         "(diacritics optional; repeat for several, any of them)."))] = [],
+    topic: Annotated[list[TopicSlug], Query(max_length=MAX_FILTER_VALUES, description=(  # type: ignore[valid-type]
+        "Shared topics of both sources (records whose subject categories map to any of them); "
+        "`facets.topic` lists them with their labels."))] = [],
 ) -> SearchRequest:
     """The query and its filters, declared once for every endpoint that runs a search
     (``/api/search`` and ``/api/export``), so their OpenAPI parameters and limits cannot drift."""
     return SearchRequest(q=q, source=source, year_from=year_from, year_to=year_to, sort=sort, mode=mode,
                          document_type=document_type, subject=subject, organization=organization,
-                         author=author)
+                         author=author, topic=topic)
 
 
 SearchFilters = Annotated[SearchRequest, Depends(search_filters)]

@@ -13,10 +13,11 @@ from fastapi import Request
 from searchnasa.errors import BadInput
 from searchnasa.limits import YEAR_MAX, YEAR_MIN
 from searchnasa.search.schemas import MAX_PAGE, MAX_QUERY_CHARS, Mode, SearchRequest
+from searchnasa.topics import resolve_topic
 
 PER_PAGE = 20
 MAX_FILTER_VALUES = 20  # values of one filter a search takes (the API refuses more, a page keeps the first)
-FILTER_FACETS = (("document_type", "Document type"), ("subject", "Subject"),
+FILTER_FACETS = (("topic", "Topic"), ("document_type", "Document type"), ("subject", "Subject"),
                  ("organization", "Organization"), ("author", "Author"))
 SORTS = (("relevance", "Relevance"), ("newest", "Newest first"), ("oldest", "Oldest first"))
 
@@ -33,6 +34,19 @@ def _int_or_none(text: str | None, low: int, high: int, notices: list[str], name
         notices.append(f"Ignored {name} {value}: outside {low}-{high}.")
         return None
     return value
+
+
+def _topics(values: list[str], notices: list[str]) -> list[str]:
+    """Topic slugs from the page's ``topic`` values (a slug, label or alias is taken); an unknown
+    one is dropped with a notice, where the API would refuse it."""
+    slugs: list[str] = []
+    for value in values:
+        slug = resolve_topic(value)
+        if slug is None:
+            notices.append(f"Ignored unknown topic “{value[:40]}”.")
+        elif slug not in slugs:
+            slugs.append(slug)
+    return slugs
 
 
 def read_search_form(request: Request) -> tuple[SearchRequest, list[str]]:
@@ -60,6 +74,7 @@ def read_search_form(request: Request) -> tuple[SearchRequest, list[str]]:
     year_to = _int_or_none(params.get("year_to"), YEAR_MIN, YEAR_MAX, notices, "year")
     lists = {name: [v for v in params.getlist(name) if v.strip()][:MAX_FILTER_VALUES]
              for name, _ in FILTER_FACETS}
+    lists["topic"] = _topics(lists["topic"], notices)
     extras = params.get("extras", "1") not in ("0", "off", "false", "no")
     req = SearchRequest(q=q, source=source, page=page, per_page=PER_PAGE, sort=sort, mode=mode,
                         year_from=year_from, year_to=year_to, extras=extras, **lists)

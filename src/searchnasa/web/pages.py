@@ -21,7 +21,9 @@ from searchnasa.search.schemas import MAX_PAGE, SearchRequest, SearchResponse
 from searchnasa.search.service import SearchService
 from searchnasa.search.text import cut_hard
 from searchnasa.web.deps import record_id_of, related_items, services
+from searchnasa.topics import topic_label, topics_of
 from searchnasa.web.form import FILTER_FACETS, SORTS, read_search_form
+from searchnasa.web.histogram import year_histogram
 from searchnasa.web.render import humanize, render
 from searchnasa.web.urls import (
     author_search_url,
@@ -34,6 +36,7 @@ from searchnasa.web.urls import (
     public_url,
     record_url,
     search_url,
+    topic_search_url,
 )
 
 router = APIRouter(include_in_schema=False)
@@ -73,14 +76,24 @@ def _source_tabs(req: SearchRequest, resp: SearchResponse) -> list[dict[str, Any
     return tabs
 
 
+def _facet_label(name: str, value: str) -> str:
+    """What a facet value reads as: a topic's label, a document type humanized, else the value."""
+    if name == "topic":
+        return topic_label(value)
+    return humanize(value) if name == "document_type" else value
+
+
 def _facet_lists(req: SearchRequest, resp: SearchResponse) -> dict[str, list[dict[str, Any]]]:
-    """The filter facets' values with counts; chosen values stay visible even when the facet does
-    not list them (their count is then unknown)."""
+    """The filter facets' values with counts and labels; chosen values stay visible even when the
+    facet does not list them (their count is then unknown). Every topic is listed (there are few)."""
     facets: dict[str, list[dict[str, Any]]] = {}
     for name, _ in FILTER_FACETS:
-        buckets = [{"value": b.value, "count": b.count} for b in resp.facets.get(name, [])[:FACET_VALUES_SHOWN]]
+        listed = resp.facets.get(name, [])
+        buckets = [{"value": b.value, "count": b.count, "label": _facet_label(name, b.value)}
+                   for b in (listed if name == "topic" else listed[:FACET_VALUES_SHOWN])]
         shown = {b["value"] for b in buckets}
-        facets[name] = buckets + [{"value": v, "count": None} for v in getattr(req, name) if v not in shown]
+        facets[name] = buckets + [{"value": v, "count": None, "label": _facet_label(name, v)}
+                                  for v in getattr(req, name) if v not in shown]
     return facets
 
 
@@ -137,6 +150,7 @@ def _search_page(request: Request) -> Response:
         page_url=lambda n: search_url(req, page=n),
         clear_filters_url=clear_filters_url(req),
         facets=_facet_lists(req, resp),
+        histogram=year_histogram(req, resp),
         filter_facets=FILTER_FACETS,
         selected={name: set(getattr(req, name)) for name, _ in FILTER_FACETS},
         sorts=SORTS,
@@ -199,7 +213,9 @@ def _record_context(record: Record) -> dict[str, Any]:
             badges.append(("Distribution", humanize(rights.distribution)))
     if rights.license_type and rights.license_type.upper() != "NO":
         badges.append(("License", humanize(rights.license_type)))
-    return {"record": record, "rights_badges": badges, "author_url": author_search_url,
+    topics = [{"label": topic_label(slug), "url": topic_search_url(slug)}
+              for slug in topics_of(record.source, record.subjects)]
+    return {"record": record, "rights_badges": badges, "author_url": author_search_url, "topics": topics,
             "keyword_url": keyword_search_url, "organization_url": organization_search_url}
 
 

@@ -50,9 +50,16 @@ def humanize(value: str | None) -> str:
 
 def facet_labels(buckets: list[Any], name: str) -> dict[str, str]:
     """A facet's values -> the labels its checkboxes show (readable, short, no two alike)."""
-    readable = humanize if name == "document_type" else str
-    values = (b["value"] if isinstance(b, dict) else b.value for b in buckets)
-    return distinct_labels(values, readable)
+    def field(bucket: Any, key: str) -> Any:
+        return bucket.get(key) if isinstance(bucket, dict) else getattr(bucket, key, None)
+
+    given = {field(b, "value"): field(b, "label") for b in buckets}  # a topic's label, a type's words
+
+    def readable(value: str) -> str:
+        label = given.get(value) or value
+        return humanize(label) if name == "document_type" else label
+
+    return distinct_labels(given, readable)
 
 
 def _env() -> jinja2.Environment:

@@ -75,6 +75,11 @@ def organization_search_url(name: str) -> str:
     return "/search?" + urlencode([("q", ""), ("organization", name)])
 
 
+def topic_search_url(slug: str) -> str:
+    """Every record of this shared topic, in both sources: the topic filter."""
+    return "/search?" + urlencode([("q", ""), ("topic", slug)])
+
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
