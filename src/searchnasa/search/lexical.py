@@ -24,8 +24,8 @@ from searchnasa.index.schema import (
     TITLE_BOOST,
     word_pairs,
 )
-from searchnasa.search.query_tree import (And, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix, SourceIs, Term,
-                                         YearRange)
+from searchnasa.search.query_tree import (And, Expanded, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix,
+                                         SourceIs, Term, YearRange)
 from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur
@@ -146,7 +146,12 @@ def _unfielded_phrase(schema: tantivy.Schema, tokens: list[str]) -> tantivy.Quer
 
 
 def phrase_query(schema: tantivy.Schema, node: Phrase) -> tantivy.Query:
-    """Exact words in order on the unstemmed copies ("wind tunnels" does not match "wind tunnel")."""
+    """Exact words in order on the unstemmed copies ("wind tunnels" does not match "wind tunnel").
+    A stemmed phrase (an acronym's meaning) is its stemmed words in order on ``all``, title
+    matches boosted, as a word is: "thermal barrier coated" finds "thermal barrier coatings"."""
+    if node.stemmed:
+        stems = STEM_ANALYZER.analyze(node.text)
+        return _all_fields(schema, "all", "title", stems) if stems else Q.empty_query()
     tokens = PLAIN_ANALYZER.analyze(node.text)
     if not tokens:
         return Q.empty_query()
@@ -233,6 +238,9 @@ def adjacent_pairs(children: Sequence[Node]) -> list[str]:
     for child in flat + [None]:
         if isinstance(child, Term) and child.field is None:
             run.extend(PLAIN_ANALYZER.analyze(child.text))
+            continue
+        if isinstance(child, Expanded):  # an acronym stands where it was typed
+            run.extend(PLAIN_ANALYZER.analyze(child.acronym))
             continue
         pairs.extend(word_pairs(run))
         run = []

@@ -66,10 +66,28 @@ class SearchHit(BaseModel):
     missing_words: list[str] = Field(default_factory=list)
 
 
+class AcronymNote(BaseModel):
+    """An acronym typed in the query that the collection defines, and what the search did with it
+    (search/acronyms.py): the meanings also searched, or none when they are too scattered."""
+
+    acronym: str = Field(description="The acronym as typed.")
+    expanded_to: list[str] = Field(default_factory=list,
+                                   description="Meanings also searched (stemmed, words in order); empty: "
+                                               "searched only as typed.")
+    other_meanings: list[str] = Field(default_factory=list,
+                                      description="Other meanings the collection gives it, not searched.")
+    definitions: int = Field(0, description="Records that define the acronym.")
+    only_query: str | None = Field(None, description="The same query with the acronym searched only as "
+                                                     "typed (written =ACRONYM); null when nothing was added.")
+    message: str = Field("", description="The sentence the results page shows.")
+
+
 class SearchResponse(BaseModel):
     query: str
     interpreted: str = ""
     notices: list[str] = Field(default_factory=list)
+    # acronyms typed as bare words and also searched as their meanings (or said to be ambiguous)
+    acronyms: list[AcronymNote] = Field(default_factory=list)
     total: int
     total_is_lower_bound: bool = False
     # hybrid mode: records close in meaning that do not match, listed after the ``total`` matches
