@@ -149,3 +149,23 @@ def test_one_card_per_work_and_its_copies(browser_page: Page, artifacts_dir: Pat
     page.wait_for_url(re.compile(r"/records/(ntrs|osti):"))
     expect(page.locator("section.copies")).to_contain_text("same DOI 10.1103/physrevd.72.023002")
     expect(page.locator("h1.record-title")).to_contain_text("Askaryan effect")
+
+
+def test_acronym_notice_and_its_search_only_link(browser_page: Page, artifacts_dir: Path) -> None:
+    """Typing an acronym: the page says it also searched the meaning, the results show the meaning
+    marked, and "search only TBC" turns the expansion off for this query."""
+    page = browser_page
+    page.goto("/")
+    page.fill("#q", "TBC")
+    page.press("#q", "Enter")
+    page.wait_for_url(re.compile(r"/search\?q=TBC"))
+    notice = page.locator("p.acronym-notice")
+    expect(notice).to_have_text(re.compile(r"^TBC also searched as thermal barrier \w+ · search only TBC$"))
+    expanded = page.locator("article.card").count()
+    expect(page.locator("article.card mark", has_text=re.compile(r"thermal barrier coatings", re.IGNORECASE))).not_to_have_count(0)
+    page.screenshot(path=str(artifacts_dir / "browser_acronym.png"))
+    notice.locator("a.acronym-only").click()
+    page.wait_for_url(re.compile(r"q=%3DTBC"))
+    assert page.locator("#q").input_value() == "=TBC"
+    expect(page.locator("p.acronym-notice")).to_have_count(0)
+    assert 0 < page.locator("article.card").count() < expanded
