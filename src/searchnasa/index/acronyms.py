@@ -31,6 +31,7 @@ from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
 
 MIN_SHORT, MAX_SHORT = 2, 10  # characters of a short form, as Schwartz-Hearst
 MAX_LONG_WORDS = 10
+MAX_WINDOW_CHARS = 400  # more than the longest window of words (2 x 10 words) takes
 # Words that may sit inside a long form without giving it a letter ("coefficient of thermal
 # expansion (CTE)"), and that never start or end one.
 FUNCTION_WORDS = frozenset("""a an and as at by for from in into of on or the to with via""".split())
@@ -140,7 +141,7 @@ def _clean_long(short: str, long_form: str | None) -> str | None:
 def _before(text: str, end: int, short: str) -> str:
     """The words before a parenthesis that may hold the long form: the same clause, at most
     ``min(|A| + 5, 2|A|)`` words (Schwartz-Hearst's window)."""
-    head = text[:end]
+    head = text[max(0, end - MAX_WINDOW_CHARS):end]  # never the whole text: abstracts define many
     breaks = list(_CLAUSE_BREAK.finditer(head))
     if breaks:
         head = head[breaks[-1].end():]
