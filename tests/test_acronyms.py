@@ -171,6 +171,12 @@ def test_acronyms_left_exactly_as_typed(query: str) -> None:
     assert parsed.tree == parse(query).tree and "thermal barrier" not in parsed.interpreted
 
 
+def test_a_query_typed_in_capitals_is_not_read_for_acronyms() -> None:
+    assert parse("SAR TBC", LEXICON).acronyms != []  # two acronyms typed together are acronyms
+    capitals = parse("MEASUREMENT OF TBC LIFE", LEXICON)
+    assert capitals.acronyms == [] and capitals.tree == parse("MEASUREMENT OF TBC LIFE").tree
+
+
 def test_search_only_link_marks_every_occurrence() -> None:
     parsed = parse("TBC OR (SAR and TBC)", LEXICON)
     assert {n.acronym: n.only_query for n in parsed.acronyms} == {

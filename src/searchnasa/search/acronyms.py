@@ -7,8 +7,10 @@ finds "thermal barrier coatings"), all BM25-scored like the words typed. ``TBC``
 records that spell it out too.
 
 Left exactly as typed: a word typed ``=TBC`` (the "search only TBC" link writes that), words in
-quoted phrases and field clauses, excluded words (``-TBC`` excludes the acronym only), and words
-in lower case (``ice`` is a word, ``ICE`` an acronym). An acronym whose meanings are too scattered
+quoted phrases and field clauses, excluded words (``-TBC`` excludes the acronym only), words
+in lower case (``ice`` is a word, ``ICE`` an acronym), and every word of a query typed all in
+capitals from :data:`CAPS_LOCK_WORDS` words on (``MEASUREMENT OF DIELECTRIC CONSTANT``: the
+capitals say nothing about which words are acronyms). An acronym whose meanings are too scattered
 to pick from is searched as typed, and the page says so. Every acronym met is reported as an
 :class:`~.schemas.AcronymNote`: the page's notice, the API's ``acronyms`` field.
 """
@@ -22,15 +24,30 @@ from searchnasa.search.query_tree import And, Expanded, Node, Or, Phrase, Term
 from searchnasa.search.schemas import AcronymNote
 
 MAX_OTHERS_SHOWN = 3
+CAPS_LOCK_WORDS = 3  # a query of this many bare words or more, all in capitals, is not read for acronyms
 
 
 def expand_acronyms(tree: Node, lexicon: Lexicon | None, raw: str) -> tuple[Node, list[AcronymNote]]:
     """``tree`` with every known acronym typed as a bare word expanded, and a note per acronym."""
-    if lexicon is None or not len(lexicon):
+    if lexicon is None or not len(lexicon) or _caps_lock(tree):
         return tree, []
     met: dict[str, tuple[Entry, list[int | None]]] = {}
     expanded = _walk(tree, lexicon, met)
     return expanded, [_note(entry, typed, positions, raw) for typed, (entry, positions) in met.items()]
+
+
+def _bare_words(node: Node) -> list[str]:
+    if isinstance(node, Term):
+        return [node.text] if node.field is None and not node.literal else []
+    if isinstance(node, (And, Or)):
+        return [w for child in node.children for w in _bare_words(child)]
+    return []
+
+
+def _caps_lock(tree: Node) -> bool:
+    """Whether the query's words were all typed in capitals (a long one: see the module docstring)."""
+    words = [w for w in _bare_words(tree) if any(ch.isalpha() for ch in w)]
+    return len(words) >= CAPS_LOCK_WORDS and all(w.isupper() for w in words)
 
 
 def _walk(node: Node, lexicon: Lexicon, met: dict[str, tuple[Entry, list[int | None]]]) -> Node:
