@@ -78,6 +78,14 @@ class JsonlRecords:
                 if seq > since_seq and line.strip():
                     yield seq, Record.model_validate(orjson.loads(line))
 
+    def iter_json_since(self, since_seq: int = 0) -> Iterator[tuple[int, bytes]]:
+        """The records' JSON as stored: ``build_index`` then takes its fast path (no model per
+        record), as it does from a store."""
+        with self._open() as fh:
+            for seq, line in enumerate(fh, start=1):
+                if seq > since_seq and line.strip():
+                    yield seq, line
+
     def count_since(self, since_seq: int) -> int:
         if self._count is None:
             with self._open() as fh:
