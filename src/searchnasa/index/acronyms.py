@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from searchnasa.index.schema import PLAIN_ANALYZER, STEM_ANALYZER
+from searchnasa.index.schema import STEM_ANALYZER
 
 MIN_SHORT, MAX_SHORT = 2, 10  # characters of a short form, as Schwartz-Hearst
 MAX_LONG_WORDS = 10
@@ -182,7 +182,7 @@ def find_definitions(text: str) -> Iterator[Definition]:
         if acronym is not None:  # long form (SF)
             found = _definition(acronym, _long_before(acronym, text, m.start()))
         elif len(inside.split()) >= 2:  # SF (long form): the word before is the acronym
-            prev = text[:m.start()].split()
+            prev = text[max(0, m.start() - 2 * MAX_SHORT):m.start()].split()
             acronym = acronym_of(prev[-1].strip(",.;:")) if prev else None
             if acronym is not None:
                 found = _definition(acronym, _long_inside(acronym, inside))
@@ -198,7 +198,3 @@ def record_definitions(texts: Iterable[str | None]) -> set[Definition]:
             out.update(find_definitions(text))
     return out
 
-
-def plain_words(text: str) -> list[str]:
-    """The long form's unstemmed words as the index tokenizes them (for phrase queries)."""
-    return PLAIN_ANALYZER.analyze(text)
