@@ -12,6 +12,13 @@ query measures its work, not the cache.
 
 Indexes are built once under ``bench/out/`` and reused. ``--no-http`` skips the HTTP half; it is
 skipped (and said so) when the web app is not importable.
+
+A second set, ``acronym_ms``, times 40 lexical requests that type an acronym in capitals (20
+alone, 20 with a common word), drawn the same way from the acronyms the sample writes in
+parentheses: with the acronym lexicon in the home (built from the corpus here, as ``searchnasa
+index`` builds it from the store; ``--no-acronyms`` leaves it out) they are expanded to their
+meanings. The set depends only on the sample, so a build without acronym expansion times the same
+requests (``acronyms_expanded`` says how many were expanded).
 """
 
 from __future__ import annotations
@@ -70,6 +77,14 @@ class JsonlRecords:
             for seq, line in enumerate(fh, start=1):
                 if seq > since_seq and line.strip():
                     yield seq, Record.model_validate(orjson.loads(line))
+
+    def iter_json_since(self, since_seq: int = 0) -> Iterator[tuple[int, bytes]]:
+        """The records' JSON as stored: ``build_index`` then takes its fast path (no model per
+        record), as it does from a store."""
+        with self._open() as fh:
+            for seq, line in enumerate(fh, start=1):
+                if seq > since_seq and line.strip():
+                    yield seq, line
 
     def count_since(self, since_seq: int) -> int:
         if self._count is None:
@@ -158,6 +173,58 @@ def query_set(seed: int = 7, n: int = 200) -> list[dict[str, Any]]:
         add("deep page", q=rng.choice(common[:50]), page=rng.choice([10, 20, 50]), per_page=20)
     assert len(queries) == n, len(queries)
     return queries
+
+
+_PAREN_ACRONYM = re.compile(r"\(([A-Za-z][A-Za-z0-9&-]{1,9})\)")
+
+
+def acronym_set(seed: int = 11, n: int = 40) -> list[dict[str, Any]]:
+    """40 fixed requests typing an acronym the sample defines in parentheses (same seed, same set)."""
+    rng = random.Random(seed)
+    with gzip.open(sample_path(), "rb") as fh:
+        sample = [orjson.loads(line) for line in fh if line.strip()]
+    seen: collections.Counter[str] = collections.Counter()
+    common: collections.Counter[str] = collections.Counter()
+    for rec in sample:
+        text = f"{rec['title']} {rec.get('abstract') or ''}"
+        for m in _PAREN_ACRONYM.finditer(text):
+            word = m.group(1).removesuffix("s") if m.group(1)[:-1].isupper() else m.group(1)
+            if sum(ch.isupper() for ch in word) >= 2:
+                seen[word] += 1
+        common.update(dict.fromkeys((w.lower() for w in _WORD.findall(text) if w.lower() not in STOP), 1))
+    acronyms = [a for a, _ in seen.most_common(80)]
+    words = [w for w, _ in common.most_common(300)]
+    queries = [{"kind": "acronym", "q": rng.choice(acronyms)} for _ in range(n // 2)]
+    queries += [{"kind": "acronym + word", "q": f"{rng.choice(acronyms)} {rng.choice(words)}"}
+                for _ in range(n - n // 2)]
+    return queries
+
+
+def ensure_acronyms(source_path: Path, home: Path) -> dict[str, Any] | str:
+    """The acronym lexicon of ``source_path`` beside the home's index, as ``searchnasa index``
+    writes it from the store (the definitions of each record counted once, the same rule)."""
+    try:
+        from searchnasa.index.acronym_lexicon import build_lexicon, lexicon_path, write_lexicon
+        from searchnasa.index.acronym_table import definitions_of
+    except ImportError:
+        return "skipped: this build has no acronym lexicon"
+    index_dir = Settings().with_home(home).index_dir
+    if lexicon_path(index_dir).exists():
+        return {"lexicon": "kept from an earlier run"}
+    counts: collections.Counter[tuple[str, str, str]] = collections.Counter()
+    records = 0
+    started = time.perf_counter()
+    opener = gzip.open if source_path.suffix == ".gz" else open
+    with opener(source_path, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                records += 1
+                counts.update(definitions_of(line)[1])
+    mined_s = time.perf_counter() - started
+    lexicon = build_lexicon(((a, k, f, n) for (a, k, f), n in counts.items()), records)
+    write_lexicon(index_dir, lexicon)
+    return {"records": records, "mining_s": round(mined_s, 1), "records_per_s": round(records / mined_s),
+            "lexicon_acronyms": len(lexicon)}
 
 
 # -- timing -------------------------------------------------------------------------------------
@@ -278,6 +345,7 @@ def main() -> None:
     parser.add_argument("--no-http", action="store_true")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds; each query's best is kept")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument("--no-acronyms", action="store_true", help="do not build the acronym lexicon")
     args = parser.parse_args()
 
     build_s = 0.0
@@ -290,6 +358,9 @@ def main() -> None:
         build_s = ensure_index(args.corpus, home)
     else:
         home, label = args.home, str(args.home)
+    acronyms: dict[str, Any] | str = "not built (--no-acronyms or --home)"
+    if not args.no_acronyms and (args.sample or args.corpus):
+        acronyms = ensure_acronyms(sample_path() if args.sample else args.corpus, home)
     service = SearchService(Settings().with_home(home))
     docs = service.reader.searcher().num_docs
     queries = query_set()
@@ -305,6 +376,12 @@ def main() -> None:
     for q, t in zip(queries, times):
         by_kind[q["kind"]].append(t)
     result["function_ms_by_kind"] = {k: percentiles(v) for k, v in by_kind.items() if len(v) > 1}
+    acronym_queries = acronym_set()
+    _, a_times, a_cpu, _ = time_function(service, acronym_queries, rounds=args.rounds)
+    expanded = sum(any(note.expanded_to for note in getattr(
+        service.search(SearchRequest(q=q["q"], mode="lexical")), "acronyms", [])) for q in acronym_queries)
+    result.update({"acronym_lexicon": acronyms, "acronym_ms": percentiles(a_times),
+                   "acronym_cpu_ms": percentiles(a_cpu), "acronyms_expanded": expanded})
     if args.sample:
         # the sample's store holds the records: compare the two ways of filling a page of cards
         from searchnasa.ingest.importer import import_paths

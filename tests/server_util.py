@@ -126,10 +126,12 @@ CROSSLISTED = Path(__file__).parent / "fixtures" / "crosslisted"
 def build_web_home(base: Path, sample_home: Path) -> Path:
     """The bundled sample, plus :func:`hostile_record` (synthetic), plus the cross-listed fixture
     (real OSTI works and synthetic NTRS copies of them, see ``tests/fixtures/crosslisted``), with
-    duplicate clusters computed and the index built; built once per test session."""
+    duplicate clusters computed, the index built and the acronyms mined (as ``searchnasa index``
+    leaves a home); built once per test session."""
     import shutil
 
     from searchnasa.dedup import run_dedup
+    from searchnasa.index.acronym_table import update_acronyms
     from searchnasa.ingest.importer import import_paths
     from searchnasa.index import build_index
     from searchnasa.settings import Settings
@@ -151,6 +153,7 @@ def build_web_home(base: Path, sample_home: Path) -> Path:
         assert report.skipped == 0, report.problems
     run_dedup(store)
     build_index(store, Settings().with_home(home).index_dir)
+    update_acronyms(store, Settings().with_home(home).index_dir)
     store.close()
     done.touch()
     return home

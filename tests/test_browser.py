@@ -187,3 +187,23 @@ def test_year_histogram_bars_link_and_count_like_the_api(browser_page: Page, ser
     expect(page.locator(f'a.year-bar[data-year="{some}"]')).to_have_attribute("aria-current", "true")
     page.click("a.all-years")
     page.wait_for_url(re.compile(r"/search\?q=engine&source=ntrs$"))
+
+
+def test_acronym_notice_and_its_search_only_link(browser_page: Page, artifacts_dir: Path) -> None:
+    """Typing an acronym: the page says it also searched the meaning, the results show the meaning
+    marked, and "search only TBC" turns the expansion off for this query."""
+    page = browser_page
+    page.goto("/")
+    page.fill("#q", "TBC")
+    page.press("#q", "Enter")
+    page.wait_for_url(re.compile(r"/search\?q=TBC"))
+    notice = page.locator("p.acronym-notice")
+    expect(notice).to_have_text(re.compile(r"^TBC also searched as thermal barrier \w+ · search only TBC$"))
+    expanded = page.locator("article.card").count()
+    expect(page.locator("article.card mark", has_text=re.compile(r"thermal barrier coatings", re.IGNORECASE))).not_to_have_count(0)
+    page.screenshot(path=str(artifacts_dir / "browser_acronym.png"))
+    notice.locator("a.acronym-only").click()
+    page.wait_for_url(re.compile(r"q=%3DTBC"))
+    assert page.locator("#q").input_value() == "=TBC"
+    expect(page.locator("p.acronym-notice")).to_have_count(0)
+    assert 0 < page.locator("article.card").count() < expanded

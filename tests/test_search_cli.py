@@ -48,6 +48,13 @@ def test_index_then_search(cli_home: Path) -> None:
     typo = cli(cli_home, "search", "aerodynamcs", "--mode", "lexical")
     assert typo.returncode == 0 and "Did you mean: aerodynamics?" in typo.stdout
 
+    # `index` mined the sample's acronyms (the second run read nothing new and said nothing)
+    assert "acronyms in the lexicon" in built.stdout and "acronyms" not in again.stdout
+    acronym = cli(cli_home, "search", "TBC", "--mode", "lexical")
+    assert acronym.returncode == 0
+    assert "acronym: TBC also searched as thermal barrier" in acronym.stdout
+    assert "search only it: =TBC" in acronym.stdout
+
 
 def test_rebuild(cli_home: Path) -> None:
     out = cli(cli_home, "index", "--rebuild")

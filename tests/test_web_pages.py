@@ -79,6 +79,35 @@ def test_home_has_the_box_and_the_reference_lines(client: httpx.Client) -> None:
         assert line in body
 
 
+def test_an_acronym_is_also_searched_as_its_meaning_and_the_page_says_so(client: httpx.Client) -> None:
+    tree = page(client, "/search", q="TBC", mode="lexical")
+    [notice] = tree.css("p.acronym-notice")
+    assert re.match(r"^TBC also searched as thermal barrier \w+ · search only TBC$", text(notice))
+    link = notice.css_first("a.acronym-only")
+    assert text(link) == "search only TBC"
+    query = parse_qs(urlsplit(link.attributes["href"]).query)
+    assert query["q"] == ["=TBC"] and query["mode"] == ["lexical"]
+    _, expanded, _ = count_line(tree)
+    only = page(client, link.attributes["href"])
+    assert only.css("p.acronym-notice") == []
+    _, literal, _ = count_line(only)
+    assert 0 < literal < expanded
+    data = api(client, q="TBC", mode="lexical")
+    assert data["total"] == expanded and "TBC OR “thermal barrier" in data["interpreted"]
+    [note] = data["acronyms"]
+    assert note["acronym"] == "TBC" and note["only_query"] == "=TBC" and note["expanded_to"]
+    assert note["definitions"] >= 2 and note["message"] == text(notice).split(" · ")[0]
+    assert api(client, q="=TBC", mode="lexical")["total"] == literal
+
+
+def test_acronym_notice_text_is_escaped(client: httpx.Client) -> None:
+    """An acronym may hold "&" (the sample defines "research and development (R&D)")."""
+    resp = client.get("/search", params={"q": "R&D", "mode": "lexical"})
+    assert "R&amp;D also searched as research and development" in resp.text
+    notice = HTMLParser(resp.text).css_first("p.acronym-notice a.acronym-only")
+    assert parse_qs(urlsplit(notice.attributes["href"]).query)["q"] == ["=R&D"]
+
+
 def test_results_page_matches_the_reference_layout(client: httpx.Client) -> None:
     tree = page(client, "/search", q="wind tunnel")
     body = text(tree.body)

@@ -17,6 +17,9 @@ def eval_cmd(
                                   help="lexical, semantic, hybrid or all (search mode)."),
     words: str = typer.Option("any", "--words",
                               help="any: a query's words joined by OR (default); all: as typed (AND)."),
+    acronyms: bool = typer.Option(True, "--acronyms/--no-acronyms",
+                                  help="Mine the corpus's acronyms and expand them in queries, as "
+                                       "`searchnasa index` does (default), or search every word as typed."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Index a BEIR folder in a temporary home and print nDCG@10, Recall@100 and MRR@10."""
@@ -31,7 +34,8 @@ def eval_cmd(
                 tasks[what] = bar.add_task(what, total=total, rate="")
             bar.update(tasks[what], completed=done)
 
-        result = run_eval(beir_dir, mode=mode, retrievals=retrievals, progress=progress, words=words)
+        result = run_eval(beir_dir, mode=mode, retrievals=retrievals, progress=progress, words=words,
+                          acronyms=acronyms)
     if json_:
         print_json(result)
         return
@@ -44,5 +48,7 @@ def eval_cmd(
     for name, m in result["results"].items():
         table.add_row(name, f"{m['ndcg@10']:.3f}", f"{m['recall@100']:.3f}", f"{m['mrr@10']:.3f}")
     console.print(table)
+    err_console.print(f"acronyms: {result['acronyms']['lexicon']:,} in the lexicon, "
+                      f"{result['acronyms']['queries_expanded']} queries expand one", highlight=False)
     if "embedding" in result:
         err_console.print(f"vectors: {result['embedding']}", highlight=False)

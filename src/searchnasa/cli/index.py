@@ -1,4 +1,5 @@
-"""``searchnasa index``: build or update the lexical index (and the identifier table) from the store."""
+"""``searchnasa index``: build or update the lexical index (and the identifier table and the acronym
+lexicon) from the store."""
 
 from __future__ import annotations
 import time
@@ -40,10 +41,17 @@ def index_cmd(
     what = "full build" if report.full else "update"
     console.print(f"index {what}: {report.indexed:,} records indexed in {elapsed:.1f}s; "
                   f"{report.documents:,} documents in {report.generation}", highlight=False)
+    if update.acronyms is not None and update.acronyms.acronyms is not None:
+        console.print(f"acronyms: {update.acronyms.records:,} records read; {update.acronyms.acronyms:,} "
+                      "acronyms in the lexicon", highlight=False)
 
 
 def warn_identifier_table(update: IndexUpdate) -> None:
-    """The identifier table failing to update is a warning: the lexical index is built."""
+    """The identifier table or the acronym lexicon failing to update is a warning: the lexical
+    index is built."""
     if update.identifiers_problem is not None:
         err_console.print(f"[yellow]identifier table not updated:[/yellow] {update.identifiers_problem}",
+                          highlight=False)
+    if update.acronyms_problem is not None:
+        err_console.print(f"[yellow]acronym lexicon not updated:[/yellow] {update.acronyms_problem}",
                           highlight=False)

@@ -65,6 +65,9 @@ def search_cmd(
                   f"({resp.mode}, {resp.took_ms:.1f} ms)", highlight=False)
     if resp.suggestion:
         console.print(f"Did you mean: [bold]{escape(resp.suggestion)}[/bold]?", highlight=False)
+    for note in resp.acronyms:
+        only = f" (search only it: {escape(note.only_query)})" if note.only_query else ""
+        console.print(f"[yellow]acronym:[/yellow] {escape(note.message)}{only}", highlight=False)
     for notice in resp.notices:
         console.print(f"[yellow]note:[/yellow] {escape(notice)}", highlight=False)
     start = (resp.page - 1) * resp.per_page

@@ -24,6 +24,7 @@ from typing import Any
 
 from searchnasa.errors import BadInput
 from searchnasa.records import Record
+from searchnasa.search.query import parse
 from searchnasa.search.related import Seed, parts_of, rank_related
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
@@ -92,9 +93,12 @@ class EvalHome:
     embed_report: Any = None
 
 
-def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Progress | None = None) -> EvalHome:
-    """Store, index and (when needed) embed a BEIR corpus through the product's own stages."""
+def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Progress | None = None,
+                    acronyms: bool = True) -> EvalHome:
+    """Store, index and (when needed) embed a BEIR corpus through the product's own stages;
+    ``acronyms``: mine the corpus's acronyms as ``searchnasa index`` does (False: none expanded)."""
     from searchnasa.index import build_index
+    from searchnasa.index.acronym_table import update_acronyms
 
     settings = Settings().with_home(home)
     timings: dict[str, float] = {}
@@ -107,6 +111,10 @@ def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Pr
     start = time.perf_counter()
     build_index(store, settings.index_dir)
     timings["index_s"] = time.perf_counter() - start
+    if acronyms:
+        start = time.perf_counter()
+        update_acronyms(store, settings.index_dir)
+        timings["acronyms_s"] = time.perf_counter() - start
     report = None
     if need_vectors:
         from searchnasa.semantic.cache import open_default_cache
@@ -177,10 +185,23 @@ def run_related(service: SearchService, queries: dict[str, str], depth: int = DE
     return rankings
 
 
+def acronym_summary(service: SearchService, queries: dict[str, str], words: str) -> dict[str, Any]:
+    """How many acronyms the corpus defines often enough to expand, and which queries expand one."""
+    lexicon = service.acronyms.get()
+    expanded: dict[str, list[str]] = {}
+    for qid, text in queries.items():
+        notes = parse(query_text(text, words), lexicon).acronyms
+        found = [f"{n.acronym} = {' | '.join(n.expanded_to)}" for n in notes if n.expanded_to]
+        if found:
+            expanded[qid] = found
+    return {"lexicon": len(lexicon), "queries_expanded": len(expanded), "expansions": expanded}
+
+
 def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = None,
              progress: Progress | None = None, home: Path | None = None,
-             words: str = "any") -> dict[str, Any]:
-    """Load, index, embed, query and score; the result is what ``--json`` prints."""
+             words: str = "any", acronyms: bool = True) -> dict[str, Any]:
+    """Load, index, embed, query and score; the result is what ``--json`` prints. ``acronyms``:
+    False leaves the corpus's acronyms unmined, so queries are searched as typed (the comparison)."""
     if mode not in ("search", "related"):
         raise BadInput("--mode must be search or related")
     if words not in WORDS:
@@ -194,7 +215,7 @@ def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = 
         raise BadInput(f"{folder}: no query has judgments in qrels/test.tsv")
     need_vectors = mode == "related" or any(r != "lexical" for r in retrievals)
     with tempfile.TemporaryDirectory(prefix="searchnasa-eval-") as tmp:
-        ehome = build_eval_home(data, Path(home or tmp), need_vectors, progress)
+        ehome = build_eval_home(data, Path(home or tmp), need_vectors, progress, acronyms=acronyms)
         result: dict[str, Any] = {
             "dataset": data.name, "mode": mode, "words": words, "documents": len(data.corpus),
             "queries": len(data.queries), "results": {}, "timings": dict(ehome.timings),
@@ -202,6 +223,7 @@ def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = 
         if ehome.embed_report is not None:
             result["embedding"] = ehome.embed_report.summary()
         service = make_service(ehome.settings, with_semantic=need_vectors)
+        result["acronyms"] = acronym_summary(service, data.queries, words)
         if mode == "related":
             start = time.perf_counter()
             rankings = run_related(service, data.queries, progress=progress)

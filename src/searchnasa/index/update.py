@@ -1,8 +1,10 @@
-"""Bring the derived lookups up to date with the store: the lexical index and the identifier table.
+"""Bring the derived lookups up to date with the store: the lexical index, the identifier table
+and the acronym lexicon.
 
 ``searchnasa index`` and ``searchnasa import --index`` both end here, so they treat a damaged
 index alike (rebuild it from the store, after saying why) and both keep the store's identifier
-table (report and contract numbers) in step with the index they just updated.
+table (report and contract numbers) and the mined acronyms (:mod:`.acronym_table`) in step with
+the index they just updated.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from searchnasa.index.acronym_table import AcronymUpdate, update_acronyms
 from searchnasa.index.build import BuildReport, IndexSession, Progress, build_index
 from searchnasa.index.health import check_index
 from searchnasa.store import Store, identifiers
@@ -21,10 +24,13 @@ CorruptFn = Callable[[str | None], object]
 
 @dataclass
 class IndexUpdate:
-    """What an update did; ``identifiers_problem`` says why the identifier table was not updated."""
+    """What an update did; ``identifiers_problem`` / ``acronyms_problem`` say why the identifier
+    table / the acronym lexicon was not updated."""
 
     build: BuildReport
     identifiers_problem: str | None = None
+    acronyms: AcronymUpdate | None = None
+    acronyms_problem: str | None = None
 
 
 def rebuild_needed(index_dir: Path, on_corrupt: CorruptFn | None = None) -> bool:
@@ -50,12 +56,28 @@ def update_identifier_table(store: Store) -> str | None:
     return None
 
 
+def update_acronym_lexicon(store: Store, index_dir: Path, rebuild: bool = False) -> tuple[AcronymUpdate | None, str | None]:
+    """Count the changed records' acronym definitions and rewrite the lexicon; the problem, when
+    it could not be. Like the identifier table, a failure only degrades search (no expansion):
+    it is reported, never raised."""
+    try:
+        return update_acronyms(store, index_dir, rebuild=rebuild), None
+    except Exception as exc:  # noqa: BLE001  reported by the caller, see above
+        return None, str(exc)
+
+
+def _with_lookups(built: BuildReport, store: Store, index_dir: Path, rebuild: bool) -> IndexUpdate:
+    acronyms, problem = update_acronym_lexicon(store, index_dir, rebuild)
+    return IndexUpdate(built, update_identifier_table(store), acronyms, problem)
+
+
 def update_index(store: Store, index_dir: Path, rebuild: bool = False, progress: Progress | None = None,
                  on_corrupt: CorruptFn | None = None) -> IndexUpdate:
-    """``searchnasa index``: build or update the index from the store, then the identifier table."""
+    """``searchnasa index``: build or update the index from the store, then the identifier table
+    and the acronym lexicon (``rebuild`` counts the acronyms again from scratch too)."""
     rebuild = rebuild or rebuild_needed(index_dir, on_corrupt)
     built = build_index(store, index_dir, progress=progress, rebuild=rebuild)
-    return IndexUpdate(built, update_identifier_table(store))
+    return _with_lookups(built, store, index_dir, rebuild)
 
 
 def open_session(store: Store, index_dir: Path, on_corrupt: CorruptFn | None = None) -> IndexSession:
@@ -64,7 +86,8 @@ def open_session(store: Store, index_dir: Path, on_corrupt: CorruptFn | None = N
 
 
 def finish_session(session: IndexSession, store: Store) -> IndexUpdate:
-    """Feed what the session still lacks, commit it, then update the identifier table."""
+    """Feed what the session still lacks, commit it, then update the identifier table and the
+    acronym lexicon."""
     session.feed()  # anything committed before this run that the index lacks
     built = session.commit()
-    return IndexUpdate(built, update_identifier_table(store))
+    return _with_lookups(built, store, session.index_dir, rebuild=False)

@@ -15,6 +15,7 @@ that the counted queries stay well under a second on the SYNTHETIC 1M-record ind
 
 from __future__ import annotations
 
+import dataclasses
 
 import tantivy
 
@@ -44,6 +45,8 @@ def _word_fields(node: Term) -> list[tuple[str, tantivy.TextAnalyzer]]:
 
 
 def _phrase_fields(node: Phrase) -> list[str]:
+    if node.stemmed:  # an acronym's meaning: on the stemmed catch-all and title (lexical.phrase_query)
+        return ["all", "title"]
     if node.field is None:
         return ["all_exact", "title_exact"]
     return [field for field, _ in lexical._PHRASE_FIELDS.get(node.field, [])]
@@ -81,7 +84,8 @@ def postings_cost(searcher: tantivy.Searcher, node: Node, _depth: int = 0) -> in
             fields.append("title_exact")
         return sum(_prefix_postings(searcher, field, node.text) for field in fields)
     if isinstance(node, Phrase):
-        tokens = PLAIN_ANALYZER.analyze(node.text)  # a phrase walks postings and positions
+        analyzer = STEM_ANALYZER if node.stemmed else PLAIN_ANALYZER
+        tokens = analyzer.analyze(node.text)  # a phrase walks postings and positions
         return sum(2 * _doc_freq(searcher, field, token) for field in _phrase_fields(node) for token in tokens)
     if isinstance(node, TopicIs):  # one posting list
         return _doc_freq(searcher, "topic", node.slug)
@@ -112,7 +116,9 @@ def _dedupe(node: Node) -> Node:
         children = tuple(dict.fromkeys(_dedupe(c) for c in node.children))
         if len(children) == 1:
             return children[0]
-        return Or(children, min(node.minimum, len(children))) if isinstance(node, Or) else And(children)
+        if isinstance(node, Or):  # replace: an acronym's expansion stays one
+            return dataclasses.replace(node, children=children, minimum=min(node.minimum, len(children)))
+        return And(children)
     if isinstance(node, Not):
         return Not(_dedupe(node.child))
     return node
@@ -142,7 +148,7 @@ def _prune(searcher: tantivy.Searcher, node: Node, budget: int, depth: int = 0) 
             spent += postings_cost(searcher, child)
         order = {c: i for i, c in enumerate(node.children)}
         kept.sort(key=lambda c: order.get(c, len(order)))
-        return (kept[0] if len(kept) == 1 else Or(tuple(kept), node.minimum)), True
+        return (kept[0] if len(kept) == 1 else dataclasses.replace(node, children=tuple(kept))), True
     if isinstance(node, And):
         parts, cut = [], False
         for child in node.children:

@@ -8,7 +8,9 @@ Grammar (loosest first)::
     primary := "(" query ")" | PHRASE | WORD | FIELD ":" (WORD | PHRASE | "(" query ")")
 
 A WORD ending in ``*`` (``turbo*``, ``title:aero*``) is truncated: it matches every word that
-starts with it (at least :data:`MIN_PREFIX` letters or digits before the ``*``).
+starts with it (at least :data:`MIN_PREFIX` letters or digits before the ``*``). A WORD starting
+with ``=`` (``=TBC``) is searched exactly as typed: an acronym so written is not also searched as
+its meanings (:mod:`.acronyms`).
 
 Fields: ``title:``, ``author:``, ``subject:``, ``abstract:``, ``keyword:``, ``year:1990-2005``
 (also ``year:1990``, ``year:1990-``, ``year:-2005``), ``source:ntrs|osti`` and ``topic:propulsion``
@@ -27,8 +29,11 @@ from dataclasses import dataclass, field
 
 from searchnasa.search.query_tree import (And, MatchAll, Node, Not, Or, Phrase, Prefix, SourceIs, Term, TopicIs,
                                          YearRange, describe, positive_texts, tree_depth)
+from searchnasa.index.acronym_lexicon import Lexicon
+from searchnasa.search.acronyms import expand_acronyms
 from searchnasa.search.query_lexer import Token, lex
 from searchnasa.search.reading import read_as_typed
+from searchnasa.search.schemas import AcronymNote
 from searchnasa.topics import resolve_topic, topic_slugs
 
 FIELD_ALIASES = {
@@ -54,6 +59,8 @@ class ParsedQuery:
     # every word and phrase as typed (stop words too): what a semantic model reads, since the
     # tree keeps only the words a record must hold (:mod:`.reading`)
     typed_words: list[str] = field(default_factory=list)
+    # the acronyms the tree also searches as their meanings, or found too ambiguous to (:mod:`.acronyms`)
+    acronyms: list[AcronymNote] = field(default_factory=list)
 
     @property
     def interpreted(self) -> str:
@@ -169,7 +176,7 @@ class _Parser:
             return self.fielded(tok, fld)
         if tok.kind in ("OR", "AND"):
             return None
-        return _word(tok.value, fld, self)
+        return _word(tok.value, fld, self, tok.pos)
 
     def _skip_deep_openers(self) -> bool:
         """Past ``MAX_NESTING``, further "(", NOT and "-" add nothing but stack depth: skip them.
@@ -293,11 +300,14 @@ MIN_PREFIX = 3  # "a*" would be every word starting with "a": too broad to mean 
 _PREFIX = re.compile(r"([^\W_]+)\*+")
 
 
-def _word(text: str, fld: str | None, parser: _Parser) -> Node | None:
-    text = text.strip()
+def _word(text: str, fld: str | None, parser: _Parser, pos: int | None = None) -> Node | None:
+    """A bare word (``pos``: where it starts in the query); ``=word``: as typed, never expanded."""
+    typed = text.strip()
+    literal = typed.startswith("=")
+    text = typed.lstrip("=")
     if not _WORDISH.search(text):
-        if text:
-            parser.note(f"Ignored “{text}” (no letters or digits).")
+        if typed:
+            parser.note(f"Ignored “{typed}” (no letters or digits).")
         return None
     truncated = _PREFIX.fullmatch(text)
     if truncated:
@@ -306,7 +316,7 @@ def _word(text: str, fld: str | None, parser: _Parser) -> Node | None:
             return Prefix(stem.lower(), fld)
         parser.note(f"“{text}”: a truncated word needs at least {MIN_PREFIX} letters before the *; "
                     f"searched “{stem}”.")
-    return Term(text, fld)
+    return Term(text, fld, literal=literal, pos=pos)
 
 
 def _phrase(text: str, fld: str | None, parser: _Parser) -> Node | None:
@@ -342,15 +352,16 @@ def _flat(toks: list[Token], notices: list[str]) -> Node | None:
     parts: list[Node] = []
     for tok in toks:
         if tok.kind == "WORD" and _WORDISH.search(tok.value):
-            parts.append(Term(tok.value.strip()))
+            parts.append(Term(tok.value.strip().lstrip("="), literal=tok.value.strip().startswith("="), pos=tok.pos))
         elif tok.kind == "PHRASE" and _WORDISH.search(tok.value):
             parts.append(Phrase(" ".join(tok.value.split())))
     parts = list(dict.fromkeys(parts))
     return _and(parts) if parts else None
 
 
-def parse(text: str) -> ParsedQuery:
-    """Parse ``text``; never raises. An empty query becomes :class:`MatchAll`."""
+def parse(text: str, acronyms: Lexicon | None = None) -> ParsedQuery:
+    """Parse ``text``; never raises. An empty query becomes :class:`MatchAll`. With ``acronyms``
+    (the mined lexicon), acronyms typed as bare words are also searched as their meanings."""
     notices: list[str] = []
     toks = lex(text or "", notices)
     try:
@@ -366,6 +377,7 @@ def parse(text: str) -> ParsedQuery:
     elif isinstance(tree, Not) or (isinstance(tree, And) and all(isinstance(c, Not) for c in tree.children)):
         notices.append("Only exclusions given: showing all records except those.")
     typed = positive_texts(tree)
+    tree, notes = expand_acronyms(tree, acronyms, text or "")
     if not any(tok.kind == "AND" for tok in toks):  # an explicit AND asks for every word
         tree = read_as_typed(tree)
-    return ParsedQuery(text or "", tree, notices, typed)
+    return ParsedQuery(text or "", tree, notices, typed, notes)

@@ -4,6 +4,7 @@ for, its depth."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Union
 
@@ -14,18 +15,25 @@ SOURCE_NAMES = {"ntrs": "NASA NTRS", "osti": "DOE OSTI"}
 
 @dataclass(frozen=True)
 class Term:
-    """A bare word: stemmed, on every text field (or one field)."""
+    """A bare word: stemmed, on every text field (or one field). ``literal``: typed as ``=TBC``,
+    so never expanded (:mod:`.acronyms`); ``pos``: where it starts in the query text (the link
+    that turns an expansion off rewrites the word there). Neither changes what it matches."""
 
     text: str
     field: str | None = None
+    literal: bool = False
+    pos: int | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Phrase:
-    """A quoted phrase: exact words in order, unstemmed."""
+    """A quoted phrase: exact words in order, unstemmed. ``stemmed``: the words in order in any
+    inflection (an acronym's meaning, :class:`Expanded`: "thermal barrier coated" also finds
+    "thermal barrier coatings"); never made from what a user quotes."""
 
     text: str
     field: str | None = None
+    stemmed: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,17 @@ class Or:
 
 
 @dataclass(frozen=True)
+class Expanded(Or):
+    """An acronym typed as a bare word, OR the meanings the collection defines for it
+    (:mod:`searchnasa.search.acronyms`): its first child is the word as typed, the others
+    stemmed phrases. An ``Or`` to every walker of the tree (compiled, counted, budgeted, scored by
+    BM25 like any alternatives); where a walker asks for the words a user typed it is one word,
+    the acronym (:func:`asked_parts`, :mod:`searchnasa.search.reading`)."""
+
+    acronym: str = ""
+
+
+@dataclass(frozen=True)
 class Nearby:
     """The bare words as typed, in order, stop words too: records holding them side by side (the
     phrase-like matches) score higher. Only scores, never decides which records match; added where
@@ -97,7 +116,7 @@ class Nearby:
     words: tuple[str, ...]
 
 
-Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, TopicIs, IdSet, MatchAll, Not, And, Or, Nearby]
+Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, TopicIs, IdSet, MatchAll, Not, And, Or, Expanded, Nearby]
 
 
 def tree_depth(node: Node) -> int:
@@ -120,7 +139,8 @@ def describe(node: Node, top: bool = True) -> str:
     if isinstance(node, MatchAll):
         return "all records"
     if isinstance(node, Term):
-        return f"{node.field}:{node.text}" if node.field else node.text
+        text = f"={node.text}" if node.literal else node.text
+        return f"{node.field}:{text}" if node.field else text
     if isinstance(node, Prefix):
         return f"{node.field}:{node.text}*" if node.field else f"{node.text}*"
     if isinstance(node, Phrase):
@@ -188,9 +208,12 @@ def has_loose(node: Node) -> bool:
 
 
 def positive_parts(node: Node) -> list[Term | Phrase | Prefix]:
-    """The words, truncated words and phrases a user asked for (not excluded), in query order."""
+    """The words, truncated words and phrases a user asked for (not excluded), in query order;
+    of an acronym's expansion, the acronym as typed (its meanings were added, not asked for)."""
     if isinstance(node, (Term, Phrase, Prefix)):
         return [node]
+    if isinstance(node, Expanded):
+        return positive_parts(node.children[0])
     if isinstance(node, (And, Or)):
         out: list[Term | Phrase | Prefix] = []
         for child in node.children:
@@ -203,3 +226,21 @@ def positive_texts(node: Node) -> list[str]:
     """The text of :func:`positive_parts` (a truncated word without its ``*``): what a semantic
     model embeds."""
     return [part.text for part in positive_parts(node)]
+
+
+def asked_parts(node: Node) -> list[Node]:
+    """Like :func:`positive_parts`, but an acronym's expansion is one part (the record holds the
+    acronym or one of its meanings): what "lacks the word" means for a record close in meaning."""
+    if isinstance(node, (Term, Phrase, Prefix, Expanded)):
+        return [node]
+    if isinstance(node, (And, Or)):
+        out: list[Node] = []
+        for child in node.children:
+            out.extend(asked_parts(child))
+        return out
+    return []
+
+
+def part_label(node: Node) -> str:
+    """How a part of :func:`asked_parts` is named to a user (an expansion by its acronym)."""
+    return node.acronym if isinstance(node, Expanded) else describe(node, top=False)

@@ -1,6 +1,6 @@
 """How bare words are read: as a person types them, not as a Boolean formula.
 
-Two rules, applied to the top level of a parsed query (groups in parentheses, phrases, field
+These rules apply to the top level of a parsed query (groups in parentheses, phrases, field
 clauses and exclusions are left exactly as typed; a query that says ``AND`` anywhere is read as
 written, every word required):
 
@@ -10,6 +10,8 @@ written, every word required):
   requires and highlights; the semantic model still reads the whole question
   (:attr:`searchnasa.search.query.ParsedQuery.typed_words`). A query made only of stop words
   keeps them.
+- **An acronym is one word.** An acronym expanded to the meanings the collection gives it
+  (:mod:`searchnasa.search.acronyms`) is one OR group that counts as the one word typed.
 - **Long questions need most, not all, of their words.** Two or three words typed together are
   meant together and all stay required. From ``LONG_QUERY_WORDS`` content words on, a record must
   hold at least ``required_words(n)`` of the ``n`` words (BM25 still ranks records holding more of
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-from searchnasa.search.query_tree import And, Nearby, Node, Not, Or, Term
+from searchnasa.search.query_tree import And, Expanded, Nearby, Node, Not, Or, Term
 
 # Function words of English questions and claims: articles, auxiliaries, pronouns, prepositions,
 # conjunctions, question words. Content words ("effect", "use", "new") are never on it.
@@ -52,7 +54,13 @@ def is_stop_word(node: Node) -> bool:
 
 
 def _bare(node: Node) -> bool:
-    return isinstance(node, Term) and node.field is None
+    """A word typed bare; an acronym expanded to its meanings (:class:`Expanded`) is one word too,
+    so "TBC spallation cracks oxidation" needs as many of its words as it would unexpanded."""
+    return (isinstance(node, Term) and node.field is None) or isinstance(node, Expanded)
+
+
+def _typed_text(node: Node) -> str:
+    return node.acronym if isinstance(node, Expanded) else node.text  # type: ignore[union-attr]
 
 
 def read_as_typed(tree: Node) -> Node:
@@ -69,7 +77,7 @@ def read_as_typed(tree: Node) -> Node:
         content.insert(first, Or(tuple(words), minimum=need))
     if len(content) == len(children):
         return tree
-    typed = tuple(c.text for c in children if _bare(c))
+    typed = tuple(_typed_text(c) for c in children if _bare(c))
     if len(typed) > 1:
         content.append(Nearby(typed))
     return content[0] if len(content) == 1 else And(tuple(content))

@@ -118,6 +118,22 @@ class SearchHit(BaseModel):
         return value
 
 
+class AcronymNote(BaseModel):
+    """An acronym typed in the query that the collection defines, and what the search did with it
+    (search/acronyms.py): the meanings also searched, or none when they are too scattered."""
+
+    acronym: str = Field(description="The acronym as typed.")
+    expanded_to: list[str] = Field(default_factory=list,
+                                   description="Meanings also searched (stemmed, words in order); empty: "
+                                               "searched only as typed.")
+    other_meanings: list[str] = Field(default_factory=list,
+                                      description="Other meanings the collection gives it, not searched.")
+    definitions: int = Field(0, description="Records that define the acronym.")
+    only_query: str | None = Field(None, description="The same query with the acronym searched only as "
+                                                     "typed (written =ACRONYM); null when nothing was added.")
+    message: str = Field("", description="The sentence the results page shows.")
+
+
 class SearchResponse(BaseModel):
     """One page of a search, its counts and facets."""
 
@@ -126,6 +142,9 @@ class SearchResponse(BaseModel):
     notices: list[str] = Field(default_factory=list, description=(
         "Things the reader should know about the answer: repairs to the query, ignored parameters, "
         "lower-bound counts, a semantic side that was busy."))
+    acronyms: list[AcronymNote] = Field(default_factory=list, description=(
+        "Acronyms typed as bare words and also searched as their meanings mined from the collection "
+        "(or said to be ambiguous); `=TBC` in the query searches the acronym only."))
     total: int = Field(description="How many records match the query and filters (see `total_is_lower_bound`).")
     total_is_lower_bound: bool = Field(False, description=(
         "True when the query was too broad to count exactly within the work budget: `total` is then at "

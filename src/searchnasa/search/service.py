@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import tantivy
 
 from searchnasa.errors import BadInput, NotFound
+from searchnasa.index.acronym_lexicon import LexiconFile
 from searchnasa.index.reader import IndexReader
 from searchnasa.index.schema import id_key
 from searchnasa.records import Record
@@ -52,9 +53,9 @@ from searchnasa.search.lexical import (
 )
 from searchnasa.search.protocols import SemanticProvider
 from searchnasa.search.query import parse
-from searchnasa.search.query_tree import IdSet, Node, describe, positive_parts
+from searchnasa.search.query_tree import IdSet, Node, asked_parts, part_label, positive_parts
 from searchnasa.search.ranked import lexical_page
-from searchnasa.search.schemas import SearchHit, SearchRequest, SearchResponse
+from searchnasa.search.schemas import AcronymNote, SearchHit, SearchRequest, SearchResponse
 from searchnasa.search.snippets import highlight_for
 
 Q = tantivy.Query
@@ -72,6 +73,7 @@ class _Reading:
     suggestion: str | None = None  # "Did you mean", offered, never applied
     lower_bound: bool = False  # the tree was cut to the work budget
     typed_words: list[str] = field(default_factory=list)  # what the semantic model reads
+    acronyms: list[AcronymNote] = field(default_factory=list)  # acronyms also searched as their meanings
 
 
 @dataclass
@@ -95,6 +97,7 @@ class SearchService:
                  fusion_method: str = "weighted", semantic_wait: float | None = None) -> None:
         self.settings = settings or get_settings()
         self.reader = IndexReader(self.settings.index_dir)
+        self.acronyms = LexiconFile(self.settings.index_dir)  # the mined acronyms, reread when rebuilt
         self.semantic = semantic
         # None: wait for the query encoder (CLI, eval). The web passes a few tenths of a second so
         # that under load, or while the model loads, a search answers with keywords instead of queueing.
@@ -205,7 +208,8 @@ class SearchService:
         if redirect_id is not None and not any(h.id == redirect_id for h in results):
             redirect_id = None  # filtered out: do not send the user to a record the filters hide
         return SearchResponse(
-            query=req.q, interpreted=f"Read as: {reading.interpreted}", notices=reading.notices, total=total,
+            query=req.q, interpreted=f"Read as: {reading.interpreted}", notices=reading.notices,
+            acronyms=reading.acronyms, total=total,
             total_is_lower_bound=reading.lower_bound, page=req.page, per_page=req.per_page, mode=mode,
             suggestion=reading.suggestion, results=results, facets=facet_counts, redirect_id=redirect_id,
             extras_total=page.extras_total,
@@ -225,8 +229,9 @@ class SearchService:
     def _read(self, req: SearchRequest, searcher: tantivy.Searcher, schema: tantivy.Schema) -> _Reading:
         """Parse the text; an identifier typed alone becomes the records it names; words the index
         does not hold get a suggestion; a query over the work budget is narrowed (:mod:`.budget`)."""
-        parsed = parse(req.q)
-        reading = _Reading(parsed.tree, parsed.interpreted, list(parsed.notices), typed_words=parsed.typed_words)
+        parsed = parse(req.q, self.acronyms.get())
+        reading = _Reading(parsed.tree, parsed.interpreted, list(parsed.notices), typed_words=parsed.typed_words,
+                           acronyms=parsed.acronyms)
         ids, guess = identify(searcher, schema, req.q, self._existing_store) if req.q.strip() else ([], None)
         if ids:
             reading = _Reading(IdSet(tuple(ids)), f"identifier {req.q.strip()}",
@@ -289,10 +294,10 @@ def _label_extras(lexical: _Lexical, tree: Node, hits: list[SearchHit], extra_ke
     searcher, schema = lexical.searcher, lexical.schema
     ids = Q.const_score_query(Q.term_set_query(schema, "id", [h.id for h in extras]), 0.0)
     holding: dict[str, set[int]] = {}  # by the key fast field, as hybrid.py reads hits: no stored reads
-    for part in dict.fromkeys(positive_parts(tree)):
+    for part in dict.fromkeys(asked_parts(tree)):
         query = Q.boolean_query([(Occur.Must, ids), (Occur.Must, compile_node(schema, part, searcher))])
         found = searcher.search(query, limit=len(extras), count=False).hits
-        holding[describe(part)] = set(searcher.fast_field_values("key", [a for _, a in found]))
+        holding[part_label(part)] = set(searcher.fast_field_values("key", [a for _, a in found]))
     for hit in extras:
         hit.close_in_meaning = True
         hit.missing_words = [word for word, have in holding.items() if id_key(hit.id) not in have]

@@ -44,10 +44,12 @@ class Highlight:
     stems: set[str] = field(default_factory=set)
     phrases: list[list[str]] = field(default_factory=list)
     prefixes: set[str] = field(default_factory=set)  # truncated words: any word starting so
+    # stemmed phrases (an acronym's meanings) as lists of stems: each word marked in any inflection
+    stem_phrases: list[list[str]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.stems and not self.phrases and not self.prefixes
+        return not self.stems and not self.phrases and not self.prefixes and not self.stem_phrases
 
     @cached_property
     def prefix_pattern(self) -> re.Pattern[str] | None:
@@ -72,6 +74,9 @@ class Highlight:
         for phrase in self.phrases:
             body = r"[\W_]+".join(re.escape(t) for t in phrase)
             out.append((" ".join(phrase), re.compile(rf"{_BEFORE}{body}{_AFTER}", re.IGNORECASE)))
+        for stems in self.stem_phrases:  # a stem's letters but its last start its inflections
+            body = r"[\W_]+".join(re.escape(st[:-1] if len(st) > 3 else st) + f"{_ALNUM}*" for st in stems)
+            out.append((" ".join(stems), re.compile(rf"{_BEFORE}{body}", re.IGNORECASE)))
         return out
 
 
@@ -83,6 +88,10 @@ def highlight_for(node: Node, fields: Iterable[str | None] = (None, "title", "ab
     def walk(n: Node) -> None:
         if isinstance(n, Term) and n.field in wanted:
             out.stems.update(STEM_ANALYZER.analyze(n.text))
+        elif isinstance(n, Phrase) and n.stemmed:
+            stems = STEM_ANALYZER.analyze(n.text)
+            if stems:
+                out.stem_phrases.append(stems)
         elif isinstance(n, Phrase) and n.field in wanted:
             tokens = PLAIN_ANALYZER.analyze(n.text)
             if tokens:

@@ -127,6 +127,14 @@ def _read_as(resp: SearchResponse) -> str:
     return ""
 
 
+def _acronym_notes(req: SearchRequest, resp: SearchResponse) -> list[dict[str, str]]:
+    """What the page says about each acronym the query held, with the link that searches it only
+    as typed (the same search, the acronym written ``=TBC``)."""
+    return [{"acronym": note.acronym, "message": note.message,
+             "only_url": search_url(req, q=note.only_query, page=1) if note.only_query else ""}
+            for note in resp.acronyms]
+
+
 def _search_page(request: Request) -> Response:
     req, notices = read_search_form(request)
     resp: SearchResponse = services(request).search().search(req)
@@ -142,6 +150,7 @@ def _search_page(request: Request) -> Response:
         query=req.q,
         notices=notices + list(resp.notices),
         read_as=_read_as(resp),
+        acronym_notes=_acronym_notes(req, resp),
         tabs=_source_tabs(req, resp),
         last_page=last_page,
         past_the_end=listed > 0 and resp.page > last_page,

@@ -27,6 +27,7 @@ from searchnasa.errors import BadInput, HarvestError
 from searchnasa.records import Record
 from searchnasa.settings import Settings, env_value
 from searchnasa.index import build_index
+from searchnasa.index.update import update_acronym_lexicon
 from searchnasa.ingest.mapping import stored_items
 from searchnasa.store import Store, UpsertCounts
 from searchnasa.store.withdrawn import SeenMarker, ensure_tables
@@ -314,6 +315,10 @@ def _update_index(store: Store, settings: Settings, changed: int) -> str:
     except Exception as exc:  # noqa: BLE001  the harvest succeeded; report the index problem only
         log.warning("index update failed: %s", exc)
         return f"index update failed: {exc}"
+    _, problem = update_acronym_lexicon(store, settings.index_dir)
+    if problem is not None:
+        log.warning("acronym lexicon not updated: %s", problem)
+        return f"index updated ({result.indexed} records indexed); acronym lexicon not updated: {problem}"
     return f"index updated ({result.indexed} records indexed)"
 
 
