@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import tantivy
 
-from searchnasa.errors import BadInput, NotFound
+from searchnasa.errors import BadInput, EmbedderBusy, NotFound
 from searchnasa.limits import MAX_SEEDS
 from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.cards import date_label
@@ -103,13 +103,17 @@ class RelatedParts:
     searcher_fn: Callable[[], tantivy.Searcher]
     schema: tantivy.Schema
     semantic: SemanticProvider | None = None
+    # how long embedding a seed that has no stored vector may wait for the model (the web's
+    # search wait; None: as long as it takes, as the CLI does). Past it the seed ranks by words.
+    embed_wait: float | None = None
 
 
 # -- reaching into the service -----------------------------------------------------------------
 def parts_of(service: SearchService) -> RelatedParts:
     """The store, index and semantic provider of a search service."""
     return RelatedParts(store=service.store, searcher_fn=service.reader.searcher,
-                        schema=service.reader.index.schema, semantic=service.semantic)
+                        schema=service.reader.index.schema, semantic=service.semantic,
+                        embed_wait=service.semantic_wait)
 
 
 def _semantic_ready(parts: RelatedParts) -> bool:
@@ -193,7 +197,10 @@ def _centroids(parts: RelatedParts, seeds: Sequence[Seed],
             # a record not embedded yet (or free text) is embedded now: one short model call
             s.vector = have.get(s.id) if s.id else None
             if s.vector is None and (s.title or s.abstract):
-                s.vector = sem.embed_text(f"{s.title}\n{s.abstract}".strip())
+                try:
+                    s.vector = sem.embed_text(f"{s.title}\n{s.abstract}".strip(), wait=parts.embed_wait)
+                except EmbedderBusy:  # the model is still loading: this seed ranks by its words
+                    s.vector = None
     seed_vecs = [s.vector for s in seeds if s.vector is not None]
     neg_vecs = [s.vector for s in negatives if s.vector is not None]
     return (_unit(np.mean(seed_vecs, axis=0)) if seed_vecs else None,
