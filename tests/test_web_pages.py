@@ -18,7 +18,10 @@ from server_util import HOSTILE_ID, HOSTILE_MARKER, Server, build_web_home, runn
 HTML = {"accept": "text/html"}
 INTRO = ("Search indexed NASA NTRS and DOE OSTI research on propulsion, heat transfer, battery materials "
          "and energy systems. Follow report and document links to the original sources.")
-COUNT_LINE = re.compile(r"^(At least )?([\d,]+) records? · Page (\d+)$")
+# "N records · M more close in meaning · Page P · Hide records close in meaning": the middle part
+# and the switch appear when hybrid search has records close in meaning (the model has loaded)
+COUNT_LINE = re.compile(r"^(At least )?([\d,]+) records?(?: · [\d,]+ more close in meaning)? · Page (\d+)"
+                        r"(?: · (?:Hide|Show) records close in meaning)?$")
 
 
 @pytest.fixture(scope="module")
