@@ -79,3 +79,13 @@ def test_the_author_filter_and_facet(server: Server) -> None:
     assert {h["id"] for h in again["results"]} >= {h["id"] for h in filtered["results"]}
     page = httpx.get(server.base_url + "/search", params={"q": "catalyst"}, timeout=30).text
     assert "<legend>Author</legend>" in page
+
+
+def test_the_author_facet_is_left_out_of_large_result_sets(server: Server) -> None:
+    from searchnasa.search.facets import AUTHOR_FACET_MAX
+
+    broad = httpx.get(server.base_url + "/api/search", timeout=30, params={"q": "", "mode": "lexical"}).json()
+    assert broad["total"] > AUTHOR_FACET_MAX and broad["facets"]["author"] == []
+    narrow = httpx.get(server.base_url + "/api/search", timeout=30, params={"q": "", "mode": "lexical",
+                                                                        "source": "osti"}).json()
+    assert narrow["total"] <= AUTHOR_FACET_MAX and narrow["facets"]["author"]

@@ -28,6 +28,11 @@ Q = tantivy.Query
 Occur = tantivy.Occur
 
 FACET_SIZE = 15
+# The author facet is counted for result sets up to this many matches. Its field holds tens of
+# thousands of distinct names, and counting it over a large result set was most of a search's
+# facet time at 1M records (p95 14.8 -> 21.4 ms); a broad result set's top authors say little,
+# and the author filter (name keys) works at any size (bench/README.md, "Hardening, round two").
+AUTHOR_FACET_MAX = 5_000
 # Above this many matches, facets other than source are estimated on a uniform sample holding
 # at least FACET_SAMPLE_TARGET of the matches (see ``FacetCounter.count``). Read through the
 # module (``facets.FACET_EXACT_MAX``) by the service and the fused page, which skip counting
@@ -151,6 +156,8 @@ def _group_buckets(searcher: tantivy.Searcher, schema: tantivy.Schema, query: ta
     ``estimated``. ``matches``: the query's match count when known."""
     wanted = {_DERIVED.get(f, f) for f in facets}
     if matches is not None and matches <= FACET_EXACT_MAX:
+        if matches > AUTHOR_FACET_MAX:
+            wanted.discard("author")
         result = searcher.aggregate(query, {f: _AGGS[f] for f in wanted})
         scaled: dict[str, Any] = {}
     else:
@@ -161,10 +168,12 @@ def _group_buckets(searcher: tantivy.Searcher, schema: tantivy.Schema, query: ta
             # and the page already counted the matches)
             result = searcher.aggregate(query, {"source": _AGGS["source"]})
             matches = sum(int(b["doc_count"]) for b in result.get("source", {}).get("buckets", []))
+        if matches > AUTHOR_FACET_MAX:
+            wanted.discard("author")
         rest = {f: _AGGS[f] for f in wanted if f != "source"}
         scaled = sampled_aggs(searcher, schema, query, rest, matches) if rest else {}
         if scaled.get("_scale", 1.0) != 1.0:
-            estimated.extend(f for f in facets if f != "source")
+            estimated.extend(f for f in facets if f != "source" and _DERIVED.get(f, f) in wanted)
     raw: dict[str, list[dict[str, Any]]] = {}
     for f in facets:
         key = _DERIVED.get(f, f)
