@@ -59,14 +59,14 @@ def descriptor_cap() -> int:
 
 @lru_cache(maxsize=1)
 def connection_limits() -> ConnectionLimits:
-    """The limits from the settings; a cap of 0 (the default) means "as many as descriptors allow"."""
+    """The limits from the settings. A cap of 0 (the default) means 1,024 or as many as the
+    open-files limit leaves room for; a cap an operator sets is taken as given (docs/operations.md)."""
     configured = int(env_number("MAX_CONNECTIONS", int))
-    cap = descriptor_cap()
     return ConnectionLimits(
         header_timeout=float(env_number("HEADER_TIMEOUT", float)),
         body_timeout=float(env_number("BODY_TIMEOUT", float)),
         keep_alive=float(env_number("KEEP_ALIVE", float)),
-        max_connections=min(configured, cap) if configured > 0 else min(1024, cap),
+        max_connections=configured if configured > 0 else min(1024, descriptor_cap()),
     )
 
 
