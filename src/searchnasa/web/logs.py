@@ -101,8 +101,17 @@ class CollapsingHandler(logging.Handler):
             self.target.handle(line)
 
     def _take_due(self, now: float, also: tuple[str, int, str] | None = None) -> list[logging.LogRecord | None]:
-        """Pop the entries whose interval ended (and ``also``), as summary records to write."""
-        ended = [k for k, s in self._seen.items() if k == also or now - s.first >= self.interval]
+        """Pop the entries whose interval ended (and ``also``), as summary records to write.
+
+        Entries are inserted when first seen, so the dict is in ``first`` order and the ended ones
+        are a prefix: every access line (each one distinct) reads only that prefix, not all 512."""
+        ended = []
+        for key, seen in self._seen.items():
+            if now - seen.first < self.interval:
+                break
+            ended.append(key)
+        if also is not None and also in self._seen and also not in ended:
+            ended.append(also)
         return [self._summary(self._seen.pop(k), now) for k in ended]
 
     @staticmethod
