@@ -73,6 +73,16 @@ def missing_fields(record: Record, required: set[str], present: set[str]) -> set
     return {f for f in required - present if f not in NOT_INVENTED or _holds(record, NOT_INVENTED[f])}
 
 
+def assert_required_fields(entries: list[dict], sample: list[Record], required_by_type: dict[str, set[str]],
+                           type_key: str) -> None:
+    """Every parsed-back entry (RIS or CSL-JSON, one per record, in order) has its type's required
+    fields, except those the record has no value for and the writer must not invent."""
+    assert [e["id"] for e in entries] == [r.id for r in sample]
+    for entry, record in zip(entries, sample):
+        required = required_by_type[entry[type_key]]
+        assert not missing_fields(record, required, set(entry)), (record.id, required - set(entry))
+
+
 @pytest.fixture(scope="module")
 def sample() -> list[Record]:
     with gzip.open(sample_path(), "rt", encoding="utf-8") as fh:
@@ -142,20 +152,14 @@ def test_the_named_records(sample: list[Record]) -> None:
 
 def test_ris_of_every_sample_record_parses_with_its_required_fields(sample: list[Record]) -> None:
     entries = rispy.loads(render(sample, "ris"))
-    assert [e["id"] for e in entries] == [r.id for r in sample]
-    for entry, record in zip(entries, sample):
-        required = RIS_REQUIRED[entry["type_of_reference"]]
-        assert not missing_fields(record, required, set(entry)), (record.id, required - set(entry))
+    assert_required_fields(entries, sample, RIS_REQUIRED, "type_of_reference")
+    for entry in entries:
         if entry["type_of_reference"] == "RPRT":
             assert "legacy" not in entry["publisher"].lower()
 
 
 def test_csl_json_of_every_sample_record_has_its_required_fields(sample: list[Record]) -> None:
-    items = json.loads(render(sample, "csl-json"))
-    assert [i["id"] for i in items] == [r.id for r in sample]
-    for item, record in zip(items, sample):
-        required = CSL_REQUIRED[item["type"]]
-        assert not missing_fields(record, required, set(item)), (record.id, required - set(item))
+    assert_required_fields(json.loads(render(sample, "csl-json")), sample, CSL_REQUIRED, "type")
 
 
 @pytest.mark.parametrize(("center", "affiliation", "date", "expected"), [

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from semantic_util import records_in, semantic_home_from, semantic_service
 
 from searchnasa.errors import BadInput, NotFound
 from searchnasa.index import build_index
@@ -19,8 +20,6 @@ from searchnasa.semantic.provider import VectorProvider
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
 
-from semantic_util import semantic_home_from
-
 
 @pytest.fixture(scope="module")
 def home(indexed_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -29,16 +28,12 @@ def home(indexed_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def service(home: Path) -> SearchService:
-    settings = Settings().with_home(home)
-    return SearchService(settings, semantic=VectorProvider(settings.vectors_dir))
+    return semantic_service(home)
 
 
 @pytest.fixture(scope="module")
 def records(home: Path) -> dict[str, Record]:
-    store = open_store(home, readonly=True)
-    out = {rec.id: rec for _, rec in store.iter_records()}
-    store.close()
-    return out
+    return records_in(home)
 
 
 def _with_abstract(records: dict[str, Record], source: str, n: int) -> list[Record]:

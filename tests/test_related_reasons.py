@@ -15,17 +15,13 @@ import re
 from pathlib import Path
 
 import pytest
+from semantic_util import records_in, semantic_home_from, semantic_service
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from searchnasa.records import Record
 from searchnasa.search.related import find_related
 from searchnasa.search.service import SearchService
 from searchnasa.search.shared_terms import clauses, word_key
-from searchnasa.semantic.provider import VectorProvider
-from searchnasa.settings import Settings
-from searchnasa.store import open_store
-
-from semantic_util import semantic_home_from
 
 # content words in scikit-learn's stop list: allowed inside a phrase ("thin film"), never alone
 CONTENT_IN_STOP_LIST = {"fire", "thin", "thick", "bill", "mill", "front", "bottom", "top", "side", "back",
@@ -41,16 +37,12 @@ def home(indexed_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def service(home: Path) -> SearchService:
-    settings = Settings().with_home(home)
-    return SearchService(settings, semantic=VectorProvider(settings.vectors_dir))
+    return semantic_service(home)
 
 
 @pytest.fixture(scope="module")
 def records(home: Path) -> dict[str, Record]:
-    store = open_store(home, readonly=True)
-    out = {rec.id: rec for _, rec in store.iter_records()}
-    store.close()
-    return out
+    return records_in(home)
 
 
 @pytest.fixture(scope="module")

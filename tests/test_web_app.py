@@ -106,3 +106,22 @@ def test_truncate_and_page_numbers() -> None:
     assert page_numbers(1, 1) == [1]
     assert page_numbers(6, 20) == [1, None, 4, 5, 6, 7, 8, None, 20]
     assert page_numbers(2, 4) == [1, 2, 3, 4]
+
+
+def test_a_started_worker_runs_one_blas_thread_and_a_few_request_threads(indexed_home: Path, monkeypatch) -> None:
+    """Each worker's vector products run on one BLAS thread once the app has started (its idle
+    OpenBLAS threads spun under load: web/app.py ``one_blas_thread``), and it computes at most
+    ``SEARCHNASA_REQUEST_THREADS`` requests at once."""
+    import anyio.to_thread
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    monkeypatch.setenv("SEARCHNASA_REQUEST_THREADS", "3")
+
+    with threadpool_limits(limits=None):  # whatever the test process had is restored afterwards
+        blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert blas, "NumPy's BLAS should be visible to threadpoolctl"
+        with TestClient(create_app(Settings().with_home(indexed_home))) as client:
+            assert client.get("/healthz").status_code == 200
+            assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {1}
+            threads = client.portal.call(lambda: anyio.to_thread.current_default_thread_limiter().total_tokens)
+            assert threads == 3

@@ -42,6 +42,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("KEEP_ALIVE", "75", "web: seconds an idle kept-alive connection stays open"),
     Variable("MAX_CONNECTIONS", "0",
              "web: open connections per worker; past it a new one gets 503 (0: 1024 or the open-files limit)"),
+    Variable("REQUEST_THREADS", "8", "web: requests a worker computes at once; the rest wait their turn"),
     Variable("LOG_FILE", "", "serve: write the log here, rotated by size (empty: stderr)"),
     Variable("LOG_MAX_BYTES", "10485760", "serve: size at which the log file is rotated"),
     Variable("LOG_BACKUPS", "5", "serve: rotated log files kept"),

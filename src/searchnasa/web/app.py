@@ -18,7 +18,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from searchnasa import __version__
 from searchnasa.errors import SearchNasaError
 from searchnasa.search.service import SearchService
-from searchnasa.settings import Settings, get_settings
+from searchnasa.settings import Settings, env_number, get_settings
 from searchnasa.web.api import router as api_router
 from searchnasa.web.deps import Services
 from searchnasa.web.docs import ASSETS_URL, docs_assets
@@ -32,6 +32,36 @@ from searchnasa.web.status import router as status_router
 
 log = logging.getLogger("searchnasa.web")
 STATIC_DIR = Path(__file__).parent / "static"
+
+
+def one_blas_thread() -> None:
+    """Run this process's vector arithmetic (NumPy's BLAS) on one thread.
+
+    A server answers many requests at once on a few cores, so each product of a query vector with
+    the stored vectors gains nothing from more threads; with OpenBLAS's default of one thread per
+    core, its idle threads spin while they wait for work, and under load that spinning cost 18 times
+    the CPU of the product itself (7.9 ms against 0.43 ms per exact search of the sample's 6,514
+    vectors) and halved the hybrid load test's throughput (bench/README.md, "Load test").
+    Batch jobs (``embed``, ``dedup``) keep every thread: they run one large product at a time.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def limit_request_threads(threads: int) -> None:
+    """Compute at most ``threads`` requests at once in this worker; the others wait their turn.
+
+    Pages and searches are synchronous Python run on the event loop's thread pool (AnyIO's, 40
+    threads by default). Forty CPU-bound threads on a few cores take turns holding the interpreter
+    lock, and the loop's own thread, which reads requests and writes answers on every connection,
+    waits behind all of them: under 64 clients the slowest answers passed the load test's 10 s
+    deadline although no request took more than 3.4 s to compute. With 8 the work queues in order
+    instead and the loop stays responsive (bench/README.md, "Load test").
+    """
+    import anyio.to_thread
+
+    anyio.to_thread.current_default_thread_limiter().total_tokens = max(1, threads)
 
 
 def warm_up(holder: Services) -> None:
@@ -57,6 +87,8 @@ def create_app(settings: Settings | None = None, service: SearchService | None =
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        one_blas_thread()
+        limit_request_threads(int(env_number("REQUEST_THREADS", int)))
         warm_up(holder)
         yield
 

@@ -69,6 +69,7 @@ def _env() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # the templates are package files: no stat of each one on every page
     )
     env.filters["safe_url"] = safe_url
     env.filters["truncate_text"] = shorten_at_word

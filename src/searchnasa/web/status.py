@@ -35,6 +35,22 @@ def _mtime(path: Path | None) -> float:
         return 0.0
 
 
+def _wal_mtime(path: Path) -> float:
+    """A write-ahead log's modification time while it holds writes, else 0.
+
+    SQLite creates an empty ``-wal`` file when a connection opens and deletes it when the last one
+    closes; the search side opens and closes the vector store every second or so to look for new
+    vectors, so the bare file's time flipped with every check and every page recomputed the status.
+    An empty log holds nothing new; a written one keeps its time until its writer closes, which
+    moves the database file's own time instead.
+    """
+    try:
+        stat = path.stat()
+    except OSError:
+        return 0.0
+    return stat.st_mtime_ns if stat.st_size else 0.0
+
+
 class StatusCache:
     """One home's :class:`HomeStatus`, recomputed when its key changes."""
 
@@ -47,7 +63,7 @@ class StatusCache:
         settings = holder.settings
         generation = current_generation(settings.index_dir)
         return (holder.store().max_seq(), _mtime(generation / STATE if generation else None),
-                _mtime(settings.vectors_dir / "vectors.sqlite3-wal"), _mtime(settings.vectors_dir / "vectors.sqlite3"),
+                _wal_mtime(settings.vectors_dir / "vectors.sqlite3-wal"), _mtime(settings.vectors_dir / "vectors.sqlite3"),
                 _mtime(settings.home / ACTIVE_FILE), _mtime(settings.home / "update.lock"))
 
     def get(self, holder: Services) -> HomeStatus:
