@@ -17,6 +17,7 @@ vectors/s per backend, on real sample records, projected to 4M records.
     nice -n 15 .venv/bin/python bench/sentence_study.py [--sets scifact,npl,csfcube-related-dev]
         [--tune csfcube-related-dev] [--depths 50,100,200] [--weights 0,0.1,...]
     nice -n 15 .venv/bin/python bench/sentence_study.py --cost [--docs 128]
+    nice -n 15 .venv/bin/python bench/sentence_study.py --latency csfcube-related-dev [--seeds 100]
 
 Homes are built once in ``bench/out/sentence-homes`` by ``build_eval_home`` (record vectors from
 the shared embedding cache). Sentence vectors go through the
@@ -29,6 +30,7 @@ import argparse
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +41,7 @@ from searchnasa.eval.metrics import evaluate
 from searchnasa.eval.runner import as_any_words, build_eval_home, doc_id_of, make_service
 from searchnasa.search.related import Seed, parts_of, rank_related
 from searchnasa.search.schemas import SearchRequest
+from searchnasa.search.sentence_match import adds_nothing
 from searchnasa.sentences import record_sentences
 from searchnasa.semantic.cache import open_default_cache
 from searchnasa.semantic.embedder import get_embedder
@@ -116,12 +119,15 @@ def _minmax(x: np.ndarray) -> np.ndarray:
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
 
 
-def rerank(lists: Lists, sims: dict[str, dict[str, float]], n: int, w: float) -> dict[str, list[str]]:
-    """Each query's list with its top ``n`` re-ranked by the fused score; the rest kept in order."""
+def rerank(lists: Lists, sims: dict[str, dict[str, float]], n: int, w: float,
+           one_line: Callable[[str, list[str]], bool] | None = None) -> dict[str, list[str]]:
+    """Each query's list with its top ``n`` re-ranked by the fused score; the rest kept in order.
+    ``one_line(query, head ids)``: True leaves that head as it is (the product's rule,
+    ``search.sentence_match.adds_nothing``)."""
     out = {}
     for qid, ranked in lists.ranked.items():
         head, tail = ranked[:n], ranked[n:]
-        if not head or w == 0:
+        if not head or w == 0 or (one_line and one_line(qid, [d for d, _ in head])):
             out[qid] = [d for d, _ in ranked]
             continue
         base = np.array([s for _, s in head], dtype=np.float64)
@@ -136,6 +142,7 @@ def rerank(lists: Lists, sims: dict[str, dict[str, float]], n: int, w: float) ->
 
 def study_set(name: str, depths: list[int], weights: list[float], embedder, cache) -> dict:
     data, service = home_service(name)
+    service.semantic._sentences.vectors_for = lambda ids: {}  # the baseline: no stored sentence re-rank
     t = time.perf_counter()
     ways = {"related": related_lists(service, data.queries), "hybrid": hybrid_lists(service, data.queries)}
     print(f"{name}: lists in {time.perf_counter() - t:.0f}s", file=sys.stderr, flush=True)
@@ -147,11 +154,15 @@ def study_set(name: str, depths: list[int], weights: list[float], embedder, cach
     qvec, _ = sentence_matrix(query_sents, embedder, cache, f"{name} queries")
     sims = {q: {d: sentence_sim(qvec[q], dvec[d]) for lists in ways.values() for d, _ in lists.ranked[q]}
             for q in data.queries}
+    def one_line(qid: str, head: list[str]) -> bool:
+        return adds_nothing(len(query_sents[qid]), [len(doc_sents[d]) for d in head])
+
     table = {}
     for way, lists in ways.items():
         for n in depths:
             for w in weights:
                 table[(way, n, w)] = evaluate(data.qrels, rerank(lists, sims, n, w))["ndcg@10"]
+                table[(way, n, w, "rule")] = evaluate(data.qrels, rerank(lists, sims, n, w, one_line))["ndcg@10"]
     per_doc = dcost["sentences"] / max(1, dcost["texts"])
     return {"table": table, "sentences_per_doc": per_doc, "cost": dcost}
 
@@ -172,6 +183,8 @@ def print_tables(results: dict, depths: list[int], weights: list[float], tune: s
             print(f"\nchosen on {tune}: N={n}, w={w:g} ->", ", ".join(
                 f"{name} {res['table'][(way, n, 0.0)]:.4f} -> {res['table'][(way, n, w)]:.4f}"
                 for name, res in results.items()))
+            print("  the same, a head of one-sentence seed and candidates left as is (adds_nothing):", ", ".join(
+                f"{name} {res['table'][(way, n, w, 'rule')]:.4f}" for name, res in results.items()))
     for name, res in results.items():
         print(f"{name}: {res['sentences_per_doc']:.2f} sentences per candidate record "
               f"({res['cost']['texts']} records)")
@@ -226,6 +239,35 @@ def cost(docs: int, rounds: int) -> None:
               f"this machine: documents {4e6 / d / 3600:.0f} h, sentences {4e6 * extra / 3600:.0f} h more")
 
 
+def latency(name: str, seeds: int) -> None:
+    """``find_related`` p50 / p95 for stored seeds of one eval home, with its sentence vectors and
+    without them (the same home with the table hidden), in alternating order; the home gets its
+    sentence vectors first (through the cache)."""
+    import statistics
+
+    from searchnasa.search.related import find_related
+    from searchnasa.semantic.sentence_vectors import embed_sentences_pending
+
+    data, service = home_service(name)
+    settings = service.settings
+    store = service.store
+    cache = open_default_cache()
+    embed_sentences_pending(settings.vectors_dir, store.iter_records(0), get_embedder(), cache, batch_size=256)
+    ids = sorted(f"osti:{d}" for d in data.corpus)[::max(1, len(data.corpus) // seeds)][:seeds]
+    with_s, without = make_service(settings, True), make_service(settings, True)
+    without.semantic._sentences.vectors_for = lambda ids: {}  # as a home without the table
+    times: dict[str, list[float]] = {"with sentence vectors": [], "without": []}
+    for rid in ids:
+        for label, svc in (("with sentence vectors", with_s), ("without", without)):
+            start = time.perf_counter()
+            find_related(svc, [rid], [], 20)
+            times[label].append((time.perf_counter() - start) * 1000)
+    for label, ms in times.items():
+        ms = ms[1:]  # the first call warms the index
+        print(f"{name}, find_related(limit=20), {len(ms)} stored seeds, {label}: p50 "
+              f"{statistics.median(ms):.1f} ms, p95 {np.percentile(ms, 95):.1f} ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="scifact,npl,csfcube-related-dev")
@@ -233,11 +275,16 @@ def main() -> None:
     ap.add_argument("--depths", default="50,100,200")
     ap.add_argument("--weights", default="0,0.1,0.2,0.3,0.4,0.5,0.6")
     ap.add_argument("--cost", action="store_true")
+    ap.add_argument("--latency", metavar="SET", help="time find_related on SET's home instead")
+    ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--docs", type=int, default=128)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     if args.cost:
         cost(args.docs, args.rounds)
+        return
+    if args.latency:
+        latency(args.latency, args.seeds)
         return
     depths = [int(x) for x in args.depths.split(",")]
     weights = [float(x) for x in args.weights.split(",")]

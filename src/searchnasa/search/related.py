@@ -42,7 +42,7 @@ from searchnasa.search.query_tree import Or, Term
 from searchnasa.organizations import canonical_organization
 from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
 from searchnasa.search.schemas import RelatedItem, SentencePair
-from searchnasa.search.sentence_match import HEAD, SentenceMatch, fuse_head, match
+from searchnasa.search.sentence_match import HEAD, SentenceMatch, adds_nothing, fuse_head, match
 from searchnasa.search.shared_terms import Rarity, clauses, shared_terms
 from searchnasa.search.text import cut_at_last_space
 from searchnasa.sentences import record_sentences
@@ -286,6 +286,8 @@ def _sentence_rerank(parts: RelatedParts, seeds: Sequence[Seed], ordered: list[C
     if seed is None:
         return ordered
     seed_texts, seed_mat = seed
+    if adds_nothing(len(seed_texts), [len(m) for m in stored.values()]):
+        return ordered
     sentence: list[float] = []
     for c in head:
         c.sentence = match(seed_mat, stored[c.id]) if c.id in stored else None

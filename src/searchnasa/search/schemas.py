@@ -201,8 +201,8 @@ class RelatedItem(BaseModel):
         "and the similarity of meaning (cosine), each min-max-normalized over the candidates and weighted "
         "0.3 and 0.7, plus small "
         "boosts for a shared subject, organization or report series, minus similarity to negative seeds. "
-        "Where the records' sentence vectors are stored, the first 100 candidates are re-ranked with half "
-        "the weight on their sentence similarity (the mean, over the seed's sentences, of the closest "
+        "Where the records' sentence vectors are stored, the first 100 candidates are re-ranked with a fifth "
+        "of the weight on their sentence similarity (the mean, over the seed's sentences, of the closest "
         "sentence of the candidate). Comparable only within one answer."))
     similarity: float | None = Field(None, description=(
         "Similarity of meaning: the cosine between this paper's embedding and the seeds' (title and "

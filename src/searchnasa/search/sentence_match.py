@@ -12,6 +12,11 @@ mapped back into the head's own score range, so the tail below the head keeps it
 scores. ``HEAD`` and ``W_SENTENCE`` were chosen on SciFact in related mode and confirmed on NPL and
 CSFCube-related dev (bench/README.md, "Sentence vectors (issue 17)"). The best single pair
 (seed sentence, candidate sentence) is what the reasons show.
+
+When the seed and every candidate are one sentence each (:func:`adds_nothing`: NPL's untitled
+one-line abstracts and one-line queries), the sentence similarity *is* the record cosine the score
+already holds, and re-ranking would only count it twice (NPL lost 0.004 that way): such a head is
+left as it is.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 HEAD = 100           # candidates re-ranked (those past it keep their order)
-W_SENTENCE = 0.5     # weight of the sentence similarity in the head's fused score
+W_SENTENCE = 0.2     # weight of the sentence similarity in the head's fused score
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,11 @@ def match(seed: np.ndarray, other: np.ndarray) -> SentenceMatch | None:
     sims = seed @ other.T
     i, j = np.unravel_index(int(np.argmax(sims)), sims.shape)
     return SentenceMatch(float(sims.max(axis=1).mean()), int(i), int(j), float(sims[i, j]))
+
+
+def adds_nothing(seed_sentences: int, candidate_sentences: Sequence[int]) -> bool:
+    """True when one seed sentence meets candidates of one sentence each (see the module docstring)."""
+    return seed_sentences <= 1 and all(n <= 1 for n in candidate_sentences)
 
 
 def _minmax(values: np.ndarray) -> np.ndarray:
