@@ -44,7 +44,7 @@ def _raw_pieces(text: str) -> list[str]:
     start = 0
     for match in _CANDIDATE_END.finditer(text):
         end = match.end()
-        stop = text[start:match.start() + 1].rstrip()
+        stop = text[max(start, match.start() - 40):match.start() + 1].rstrip()  # the word before the stop
         if stop.endswith(".") and _is_abbreviation(stop):
             continue
         pieces.append(text[start:end].strip())

@@ -42,7 +42,7 @@ from searchnasa.search.query_tree import Or, Term
 from searchnasa.organizations import canonical_organization
 from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
 from searchnasa.search.schemas import RelatedItem, SentencePair
-from searchnasa.search.sentence_match import HEAD, SentenceMatch, adds_nothing, fuse_head, match
+from searchnasa.search.sentence_match import HEAD, SentenceMatch, adds_nothing, fuse_head, match_all
 from searchnasa.search.shared_terms import Rarity, clauses, shared_terms
 from searchnasa.search.text import cut_at_last_space
 from searchnasa.sentences import record_sentences
@@ -98,7 +98,8 @@ class Candidate:
     score: float = 0.0
     reasons: list[str] = field(default_factory=list)
     sentence: SentenceMatch | None = None   # with stored sentence vectors (see :func:`_sentence_rerank`)
-    pair: SentencePair | None = None
+    seed_sentence: str | None = None        # the seed's side of its best pair
+    pair: SentencePair | None = None        # the pair shown (set by :func:`_explain`)
 
 
 @dataclass
@@ -289,12 +290,13 @@ def _sentence_rerank(parts: RelatedParts, seeds: Sequence[Seed], ordered: list[C
     if adds_nothing(len(seed_texts), [len(m) for m in stored.values()]):
         return ordered
     sentence: list[float] = []
+    with_rows = [c for c in head if c.id in stored]
+    for c, found in zip(with_rows, match_all(seed_mat, [stored[c.id] for c in with_rows])):
+        c.sentence = found
     for c in head:
-        c.sentence = match(seed_mat, stored[c.id]) if c.id in stored else None
         sentence.append(c.sentence.similarity if c.sentence else (c.cosine or 0.0))
         if c.sentence:
-            c.pair = SentencePair(seed=seed_texts[c.sentence.seed_index], related="",
-                                  similarity=round(c.sentence.pair_cosine, 4))
+            c.seed_sentence = seed_texts[c.sentence.seed_index]
     for c, score in zip(head, fuse_head([c.score for c in head], sentence)):
         c.score = score
     return sorted(head, key=lambda c: (-c.score, c.id)) + ordered[HEAD:]
@@ -303,14 +305,14 @@ def _sentence_rerank(parts: RelatedParts, seeds: Sequence[Seed], ordered: list[C
 def _pair_for(c: Candidate, rec: Record) -> SentencePair | None:
     """The best pair with this record's sentence filled in; None when its sentences no longer
     split as they were embedded (the stored row would not line up with the text)."""
-    if c.pair is None or c.sentence is None:
+    if c.sentence is None or c.seed_sentence is None:
         return None
     units = record_sentences(rec.title, rec.abstract)
     if c.sentence.other_index >= len(units):
         return None
-    return c.pair.model_copy(update={
-        "seed": cut_at_last_space(c.pair.seed, PAIR_PREVIEW_CHARS),
-        "related": cut_at_last_space(units[c.sentence.other_index], PAIR_PREVIEW_CHARS)})
+    return SentencePair(seed=cut_at_last_space(c.seed_sentence, PAIR_PREVIEW_CHARS),
+                        related=cut_at_last_space(units[c.sentence.other_index], PAIR_PREVIEW_CHARS),
+                        similarity=round(c.sentence.pair_cosine, 4))
 
 
 def _explain(parts: RelatedParts, seeds: Sequence[Seed], kept: list[tuple[Candidate, Record]]) -> None:

@@ -55,6 +55,25 @@ def adds_nothing(seed_sentences: int, candidate_sentences: Sequence[int]) -> boo
     return seed_sentences <= 1 and all(n <= 1 for n in candidate_sentences)
 
 
+def match_all(seed: np.ndarray, others: Sequence[np.ndarray]) -> list[SentenceMatch | None]:
+    """:func:`match` for many candidates at once: one matrix product and segmented maxima, no
+    per-candidate numpy calls (those were most of the re-rank's time)."""
+    counts = np.array([len(o) for o in others], dtype=np.int64)
+    if len(seed) == 0 or not counts.any():
+        return [None] * len(others)
+    sizes = counts[counts > 0]
+    sims = seed @ np.vstack([o for o in others if len(o)]).T
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    best = np.maximum.reduceat(sims, starts, axis=1)      # seed sentence x candidate: its closest sentence
+    means, rows = best.mean(axis=0), best.argmax(axis=0)  # the similarity; the seed sentence of the best pair
+    along = sims[np.repeat(rows, sizes), np.arange(sims.shape[1])]  # that seed sentence against each column
+    top = np.repeat(best[rows, np.arange(len(rows))], sizes)
+    first = np.flatnonzero(along >= top)                  # the best pair's candidate sentence: first such column
+    cols = first[np.searchsorted(first, starts)] - starts
+    found = iter(zip(means.tolist(), rows.tolist(), cols.tolist(), best[rows, np.arange(len(rows))].tolist()))
+    return [SentenceMatch(*next(found)) if n else None for n in counts.tolist()]
+
+
 def _minmax(values: np.ndarray) -> np.ndarray:
     lo, hi = float(values.min()), float(values.max())
     return (values - lo) / (hi - lo) if hi > lo else np.zeros_like(values)

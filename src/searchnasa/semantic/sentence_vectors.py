@@ -156,4 +156,11 @@ class SentenceReader:
             return {}
         sql = ("SELECT s.id, s.q, s.scale FROM sentences s JOIN vectors v ON v.id = s.id AND v.key = s.key "
                "WHERE s.id IN ({marks})")
-        return {rid: unpack(q, scale) for rid, q, scale in select_in(conn, sql, ids)}
+        rows = list(select_in(conn, sql, ids))
+        if not rows:
+            return {}
+        # one dequantization for all rows, then split: per-row numpy calls were most of the cost
+        counts = [len(scale) // 4 for _, _, scale in rows]
+        mat = unpack(b"".join(q for _, q, _ in rows), b"".join(scale for _, _, scale in rows))
+        bounds = np.cumsum([0, *counts])
+        return {rid: mat[bounds[i]:bounds[i + 1]] for i, (rid, _, _) in enumerate(rows)}
