@@ -21,7 +21,7 @@ def test_the_batched_match_equals_one_by_one() -> None:
             assert (got is None) == (want is None)
             if got is not None:
                 assert abs(got.similarity - want.similarity) < 1e-9
-                assert (got.seed_index, got.other_index) == (want.seed_index, want.other_index)
+                assert (got.seed_index, got.other_index, got.other_count) == (want.seed_index, want.other_index, want.other_count)
 
 
 def test_the_similarity_is_the_mean_of_each_seed_sentence_s_best() -> None:

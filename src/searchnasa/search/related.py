@@ -19,6 +19,13 @@ may still be in the vector index). Reasons name what was measured:
 "similar in meaning 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
 The list is ranked by the fused score (``RelatedItem.score``); the cosine shown as "similar in
 meaning" is one part of it, so the pages say that its figure need not fall in the list's order.
+
+Where the home stores sentence vectors (``searchnasa embed --sentences``), the first
+``sentence_match.HEAD`` candidates are re-ranked with their sentence similarity to the seeds (every
+seed sentence's closest sentence in the candidate, averaged; negatives play no part in it), and
+each item shows its best pair, seed sentence ~ its sentence ("matching sentences 0.74" and
+``RelatedItem.sentence_pair``). A stored seed's sentences come from storage too; a seed or home
+without them ranks exactly as before (bench/README.md, "Sentence vectors (issue 17)").
 """
 
 from __future__ import annotations
@@ -308,7 +315,7 @@ def _pair_for(c: Candidate, rec: Record) -> SentencePair | None:
     if c.sentence is None or c.seed_sentence is None:
         return None
     units = record_sentences(rec.title, rec.abstract)
-    if c.sentence.other_index >= len(units):
+    if len(units) != c.sentence.other_count:
         return None
     return SentencePair(seed=cut_at_last_space(c.seed_sentence, PAIR_PREVIEW_CHARS),
                         related=cut_at_last_space(units[c.sentence.other_index], PAIR_PREVIEW_CHARS),

@@ -38,6 +38,7 @@ class SentenceMatch:
     seed_index: int
     other_index: int
     pair_cosine: float
+    other_count: int = 0  # the candidate's stored sentences (a pair is shown only if its text still splits so)
 
 
 def match(seed: np.ndarray, other: np.ndarray) -> SentenceMatch | None:
@@ -47,7 +48,7 @@ def match(seed: np.ndarray, other: np.ndarray) -> SentenceMatch | None:
         return None
     sims = seed @ other.T
     i, j = np.unravel_index(int(np.argmax(sims)), sims.shape)
-    return SentenceMatch(float(sims.max(axis=1).mean()), int(i), int(j), float(sims[i, j]))
+    return SentenceMatch(float(sims.max(axis=1).mean()), int(i), int(j), float(sims[i, j]), len(other))
 
 
 def adds_nothing(seed_sentences: int, candidate_sentences: Sequence[int]) -> bool:
@@ -70,7 +71,8 @@ def match_all(seed: np.ndarray, others: Sequence[np.ndarray]) -> list[SentenceMa
     top = np.repeat(best[rows, np.arange(len(rows))], sizes)
     first = np.flatnonzero(along >= top)                  # the best pair's candidate sentence: first such column
     cols = first[np.searchsorted(first, starts)] - starts
-    found = iter(zip(means.tolist(), rows.tolist(), cols.tolist(), best[rows, np.arange(len(rows))].tolist()))
+    found = iter(zip(means.tolist(), rows.tolist(), cols.tolist(), best[rows, np.arange(len(rows))].tolist(),
+                     sizes.tolist()))
     return [SentenceMatch(*next(found)) if n else None for n in counts.tolist()]
 
 
