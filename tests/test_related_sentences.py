@@ -180,3 +180,36 @@ def test_the_pair_is_plain_text_in_the_api_and_escaped_on_the_page(server: Serve
     mine = [p for p in shown if "turbine" in p]
     assert mine and all("&lt;" in p for p in mine)
     assert "<script>alert" not in page.text and "<img src=x" not in page.text and "<b>cooling" not in page.text
+
+
+def test_embed_sentences_command_stores_them_and_resumes(tmp_path: Path) -> None:
+    """``searchnasa embed --sentences``: every record's sentences stored; a rerun embeds nothing; a
+    record whose text changed is embedded again (and its old row is not served meanwhile)."""
+    from typer.testing import CliRunner
+
+    import searchnasa.cli  # noqa: F401  (registers every command)
+    from searchnasa.cli.app import app
+    from searchnasa.semantic.sentence_vectors import SentenceReader
+
+    home = tmp_path / "home"
+    store = open_store(home)
+    store.upsert([StoredItem(r, "records-jsonl", r.model_dump(mode="json")) for r in (SEED, RELATIVE)])
+    store.close()
+    runner = CliRunner()
+    first = runner.invoke(app, ["embed", "--sentences", "--home", str(home)], catch_exceptions=False)
+    assert first.exit_code == 0, first.output
+    want = len(record_sentences(SEED.title, SEED.abstract)) + len(record_sentences(RELATIVE.title, RELATIVE.abstract))
+    assert f"2 records walked, {want} sentences embedded" in first.output
+    reader = SentenceReader(home / "vectors")
+    got = reader.vectors_for([SEED.id, RELATIVE.id])
+    assert [len(got[r.id]) for r in (SEED, RELATIVE)] == [len(record_sentences(r.title, r.abstract))
+                                                         for r in (SEED, RELATIVE)]
+    again = runner.invoke(app, ["embed", "--sentences", "--home", str(home)], catch_exceptions=False)
+    assert "0 records walked" in again.output
+    changed = SEED.model_copy(update={"abstract": "A new abstract about nozzle erosion. It has two sentences."})
+    store = open_store(home)
+    store.upsert([StoredItem(changed, "records-jsonl", changed.model_dump(mode="json"))])
+    store.close()
+    third = runner.invoke(app, ["embed", "--sentences", "--home", str(home)], catch_exceptions=False)
+    assert "1 records walked, 3 sentences embedded" in third.output, third.output
+    assert len(SentenceReader(home / "vectors").vectors_for([SEED.id])[SEED.id]) == 3
