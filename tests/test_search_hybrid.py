@@ -56,6 +56,12 @@ class FixedCandidates:
     def vectors_for(self, ids: list[str]) -> dict:
         return {}
 
+    def sentence_vectors_for(self, ids: list[str]) -> dict:
+        return {}
+
+    def embed_sentences(self, texts: list[str], wait: float | None = None):
+        raise NotImplementedError("fixed candidates have no vectors")
+
 
 @pytest.fixture(scope="module")
 def records(indexed_home: Path) -> dict[str, Record]:

@@ -25,6 +25,7 @@ from searchnasa.semantic.embedder import Embedder
 from searchnasa.semantic.model import BACKENDS, check_backend, record_text, use_backend
 from searchnasa.semantic.onnx_export import ensure_onnx_model
 from searchnasa.semantic.provider import prepare_serving_index
+from searchnasa.semantic.sentence_vectors import SentenceStore, embed_sentences_pending
 from searchnasa.semantic.text_keys import text_key
 from searchnasa.semantic.vectors import EmbedReport, VectorStore
 from searchnasa.settings import Settings
@@ -44,6 +45,7 @@ class EmbedOptions:
     vector_index: str | None = None
     scheduler: str = LOCAL
     workers: int = 2
+    sentences: bool = False    # also embed each record's sentences (related papers' re-rank), in this process
 
 
 class EmbedEvents(Protocol):
@@ -89,6 +91,8 @@ def embed_home(settings: Settings, options: EmbedOptions, events: EmbedEvents) -
         started = time.perf_counter()
         report = _embed(store, vstore, options, chosen, events)
         count = vstore.count()
+        if options.sentences:
+            _embed_sentences(settings, store, options, reset=previous is not None, events=events)
     finally:
         vstore.close()
         store.close()
@@ -121,6 +125,30 @@ def _embed(store: Store, vstore: VectorStore, options: EmbedOptions, chosen: str
                                     batch_size=options.batch_size, on_batch=events.advanced)
     finally:
         chain.close()
+
+
+def _embed_sentences(settings: Settings, store: Store, options: EmbedOptions, reset: bool,
+                     events: EmbedEvents) -> None:
+    """Sentence vectors for records new or changed since their own checkpoint (always in this
+    process: they cost 2-3x the record vectors, see bench/README.md "Sentence vectors")."""
+    sstore = SentenceStore(settings.vectors_dir)
+    try:
+        since = 0 if reset else sstore.checkpoint_seq
+    finally:
+        sstore.close()
+    total = store.count_since(since)
+    events.announce(f"sentence vectors: {total} records to walk")
+    started = time.perf_counter()
+    cache = open_default_cache() if options.use_cache else None
+    embedder = Embedder(threads=options.threads or None) if total else None
+    try:
+        report = embed_sentences_pending(settings.vectors_dir, store.iter_records(since), embedder=embedder,
+                                         cache=cache, batch_size=options.batch_size)
+    finally:
+        if cache is not None:
+            cache.close()
+    events.announce(f"sentence vectors: {report.seen} records walked, {report.embedded} sentences embedded, "
+                    f"{report.unchanged} unchanged, in {time.perf_counter() - started:.0f} s")
 
 
 def _other_backend(store: Store, vstore: VectorStore, chosen: str) -> str | None:

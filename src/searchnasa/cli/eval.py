@@ -20,6 +20,9 @@ def eval_cmd(
     acronyms: bool = typer.Option(True, "--acronyms/--no-acronyms",
                                   help="Mine the corpus's acronyms and expand them in queries, as "
                                        "`searchnasa index` does (default), or search every word as typed."),
+    sentences: bool = typer.Option(False, "--sentences/--no-sentences",
+                                   help="Also embed every sentence of the corpus (as `searchnasa embed "
+                                        "--sentences`), so related mode re-ranks by the closest sentences."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Index a BEIR folder in a temporary home and print nDCG@10, Recall@100 and MRR@10."""
@@ -35,7 +38,7 @@ def eval_cmd(
             bar.update(tasks[what], completed=done)
 
         result = run_eval(beir_dir, mode=mode, retrievals=retrievals, progress=progress, words=words,
-                          acronyms=acronyms)
+                          acronyms=acronyms, sentences=sentences)
     if json_:
         print_json(result)
         return
@@ -52,3 +55,5 @@ def eval_cmd(
                       f"{result['acronyms']['queries_expanded']} queries expand one", highlight=False)
     if "embedding" in result:
         err_console.print(f"vectors: {result['embedding']}", highlight=False)
+    if "sentence_embedding" in result:
+        err_console.print(f"sentence vectors: {result['sentence_embedding']}", highlight=False)

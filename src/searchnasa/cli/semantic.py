@@ -35,6 +35,11 @@ def embed(
                                      "~0.5 GiB RAM per million vectors) or ivfpq (~0.06 GiB per million, "
                                      "rows read from disk); default $SEARCHNASA_VECTOR_INDEX, else the "
                                      "kind already built, else hnsw."),
+    sentences: bool = typer.Option(
+        False, "--sentences/--no-sentences",
+        help="Also embed every sentence of title + abstract (stored int8 beside the record vectors): "
+             "related papers re-rank their head by the closest sentences and show the best pair. "
+             "Costs 2-3x the record embedding; always in this process."),
     scheduler: str = SchedulerOption,
     workers: int = WorkersOption,
     home: Optional[Path] = HomeOption,
@@ -43,7 +48,8 @@ def embed(
     from searchnasa.batch.embed_home import EmbedOptions, embed_home
 
     options = EmbedOptions(batch_size=batch_size, use_cache=cache, threads=threads, backend=backend,
-                           vector_index=vector_index, scheduler=scheduler, workers=workers)
+                           vector_index=vector_index, scheduler=scheduler, workers=workers,
+                           sentences=sentences)
     view = _EmbedView()
     try:
         serving = embed_home(settings_for(home), options, view)

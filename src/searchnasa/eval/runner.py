@@ -91,12 +91,14 @@ class EvalHome:
     data: BeirData
     timings: dict[str, float] = field(default_factory=dict)
     embed_report: Any = None
+    sentence_report: Any = None
 
 
 def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Progress | None = None,
-                    acronyms: bool = True) -> EvalHome:
+                    acronyms: bool = True, sentences: bool = False) -> EvalHome:
     """Store, index and (when needed) embed a BEIR corpus through the product's own stages;
-    ``acronyms``: mine the corpus's acronyms as ``searchnasa index`` does (False: none expanded)."""
+    ``acronyms``: mine the corpus's acronyms as ``searchnasa index`` does (False: none expanded);
+    ``sentences``: also store sentence vectors (``searchnasa embed --sentences``)."""
     from searchnasa.index import build_index
     from searchnasa.index.acronym_table import update_acronyms
 
@@ -115,7 +117,7 @@ def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Pr
         start = time.perf_counter()
         update_acronyms(store, settings.index_dir)
         timings["acronyms_s"] = time.perf_counter() - start
-    report = None
+    report = sentence_report = None
     if need_vectors:
         from searchnasa.semantic.cache import open_default_cache
         from searchnasa.semantic.vectors import VectorStore
@@ -135,10 +137,31 @@ def build_eval_home(data: BeirData, home: Path, need_vectors: bool, progress: Pr
         report = vstore.embed_pending(store.iter_records(vstore.checkpoint_seq), cache=cache,
                                       batch_size=256, on_batch=on_batch)
         vstore.close()
-        cache.close()
         timings["embed_s"] = time.perf_counter() - start
+        if sentences:
+            start = time.perf_counter()
+            sentence_report = _embed_sentences(settings, store, cache, progress)
+            timings["sentences_s"] = time.perf_counter() - start
+        cache.close()
     store.close()
-    return EvalHome(settings=settings, data=data, timings=timings, embed_report=report)
+    return EvalHome(settings=settings, data=data, timings=timings, embed_report=report,
+                    sentence_report=sentence_report)
+
+
+def _embed_sentences(settings: Settings, store: Any, cache: Any, progress: Progress | None) -> Any:
+    """The corpus's sentence vectors, through the shared cache (a rerun embeds nothing)."""
+    from searchnasa.semantic.sentence_vectors import embed_sentences_pending
+
+    total, done = store.count(), 0
+
+    def on_batch(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress("sentences", done, total)
+
+    return embed_sentences_pending(settings.vectors_dir, store.iter_records(0), cache=cache,
+                                   batch_size=256, on_batch=on_batch)
 
 
 def make_service(settings: Settings, with_semantic: bool) -> SearchService:
@@ -199,9 +222,10 @@ def acronym_summary(service: SearchService, queries: dict[str, str], words: str)
 
 def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = None,
              progress: Progress | None = None, home: Path | None = None,
-             words: str = "any", acronyms: bool = True) -> dict[str, Any]:
+             words: str = "any", acronyms: bool = True, sentences: bool = False) -> dict[str, Any]:
     """Load, index, embed, query and score; the result is what ``--json`` prints. ``acronyms``:
-    False leaves the corpus's acronyms unmined, so queries are searched as typed (the comparison)."""
+    False leaves the corpus's acronyms unmined, so queries are searched as typed (the comparison);
+    ``sentences``: store sentence vectors too (related mode then re-ranks by them)."""
     if mode not in ("search", "related"):
         raise BadInput("--mode must be search or related")
     if words not in WORDS:
@@ -215,13 +239,17 @@ def run_eval(folder: Path, mode: str = "search", retrievals: list[str] | None = 
         raise BadInput(f"{folder}: no query has judgments in qrels/test.tsv")
     need_vectors = mode == "related" or any(r != "lexical" for r in retrievals)
     with tempfile.TemporaryDirectory(prefix="searchnasa-eval-") as tmp:
-        ehome = build_eval_home(data, Path(home or tmp), need_vectors, progress, acronyms=acronyms)
+        ehome = build_eval_home(data, Path(home or tmp), need_vectors, progress, acronyms=acronyms,
+                                sentences=sentences and need_vectors)
         result: dict[str, Any] = {
             "dataset": data.name, "mode": mode, "words": words, "documents": len(data.corpus),
             "queries": len(data.queries), "results": {}, "timings": dict(ehome.timings),
         }
         if ehome.embed_report is not None:
             result["embedding"] = ehome.embed_report.summary()
+        if ehome.sentence_report is not None:
+            r = ehome.sentence_report
+            result["sentence_embedding"] = f"{r.seen} records: {r.embedded} sentences embedded or from cache"
         service = make_service(ehome.settings, with_semantic=need_vectors)
         result["acronyms"] = acronym_summary(service, data.queries, words)
         if mode == "related":

@@ -59,3 +59,13 @@ class SemanticProvider(Protocol):
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Unit vectors of the given records that have one."""
         ...
+
+    def sentence_vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored sentence vectors (one unit row per sentence of title + abstract) of the given
+        records that have fresh ones; empty when the home stores none (related papers then rank
+        without the sentence re-rank, as before)."""
+        ...
+
+    def embed_sentences(self, texts: Sequence[str], wait: float | None = None) -> np.ndarray:
+        """Unit vectors of a free-text seed's sentences, one row each."""
+        ...

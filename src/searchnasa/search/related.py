@@ -19,6 +19,13 @@ may still be in the vector index). Reasons name what was measured:
 "similar in meaning 0.82 · same subject: AERODYNAMICS · shared terms: boundary layer, transition".
 The list is ranked by the fused score (``RelatedItem.score``); the cosine shown as "similar in
 meaning" is one part of it, so the pages say that its figure need not fall in the list's order.
+
+Where the home stores sentence vectors (``searchnasa embed --sentences``), the first
+``sentence_match.HEAD`` candidates are re-ranked with their sentence similarity to the seeds (every
+seed sentence's closest sentence in the candidate, averaged; negatives play no part in it), and
+each item shows its best pair, seed sentence ~ its sentence ("matching sentences 0.74" and
+``RelatedItem.sentence_pair``). A stored seed's sentences come from storage too; a seed or home
+without them ranks exactly as before (bench/README.md, "Sentence vectors (issue 17)").
 """
 
 from __future__ import annotations
@@ -41,9 +48,11 @@ from searchnasa.search.protocols import SemanticProvider
 from searchnasa.search.query_tree import Or, Term
 from searchnasa.organizations import canonical_organization
 from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
-from searchnasa.search.schemas import RelatedItem
+from searchnasa.search.schemas import RelatedItem, SentencePair
+from searchnasa.search.sentence_match import HEAD, SentenceMatch, adds_nothing, fuse_head, match_all
 from searchnasa.search.shared_terms import Rarity, clauses, shared_terms
 from searchnasa.search.text import cut_at_last_space
+from searchnasa.sentences import record_sentences
 from searchnasa.store import Store
 from searchnasa.store.withdrawn import withdrawn_among
 
@@ -52,6 +61,8 @@ if TYPE_CHECKING:
 
 MAX_LIMIT = 100
 SIMILARITY_REASON = "similar in meaning"  # the cosine's reason; the pages explain the figure
+SENTENCE_REASON = "matching sentences"    # the best sentence pair's cosine; the pair is shown beside it
+PAIR_PREVIEW_CHARS = 240
 ABSTRACT_PREVIEW_CHARS = 300
 
 # Tuning (chosen on the sample's proxies and the SciFact related-mode run; see bench/README.md).
@@ -93,6 +104,9 @@ class Candidate:
     boost: float = 0.0
     score: float = 0.0
     reasons: list[str] = field(default_factory=list)
+    sentence: SentenceMatch | None = None   # with stored sentence vectors (see :func:`_sentence_rerank`)
+    seed_sentence: str | None = None        # the seed's side of its best pair
+    pair: SentencePair | None = None        # the pair shown (set by :func:`_explain`)
 
 
 @dataclass
@@ -243,6 +257,71 @@ def _candidates(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence[
     return cands
 
 
+# -- sentences ---------------------------------------------------------------------------------
+def _seed_sentences(parts: RelatedParts, seeds: Sequence[Seed]) -> tuple[list[str], np.ndarray] | None:
+    """The seeds' sentences and their vectors: a stored seed's from storage (None when it has none:
+    the list is then ranked without sentences), a free-text seed's embedded now (a few short texts)."""
+    sem = parts.semantic
+    assert sem is not None
+    texts: list[str] = []
+    mats: list[np.ndarray] = []
+    stored = sem.sentence_vectors_for([s.id for s in seeds if s.id])
+    for seed in seeds:
+        units = record_sentences(seed.title, seed.abstract)
+        if seed.id:
+            mat = stored.get(seed.id)
+            if mat is None or len(mat) != len(units):
+                return None
+        else:
+            try:
+                mat = sem.embed_sentences(units, wait=parts.embed_wait)
+            except EmbedderBusy:
+                return None
+        texts.extend(units)
+        mats.append(mat)
+    return (texts, np.vstack(mats)) if texts else None
+
+
+def _sentence_rerank(parts: RelatedParts, seeds: Sequence[Seed], ordered: list[Candidate]) -> list[Candidate]:
+    """Re-rank the first :data:`HEAD` candidates by the fused score and sentence similarity
+    (search/sentence_match.py) when the home stores sentence vectors; otherwise ``ordered`` as is."""
+    if not _semantic_ready(parts) or len(ordered) < 2:
+        return ordered
+    assert parts.semantic is not None
+    head = ordered[:HEAD]
+    stored = parts.semantic.sentence_vectors_for([c.id for c in head])
+    seed = _seed_sentences(parts, seeds) if stored else None
+    if seed is None:
+        return ordered
+    seed_texts, seed_mat = seed
+    if adds_nothing(len(seed_texts), [len(m) for m in stored.values()]):
+        return ordered
+    sentence: list[float] = []
+    with_rows = [c for c in head if c.id in stored]
+    for c, found in zip(with_rows, match_all(seed_mat, [stored[c.id] for c in with_rows])):
+        c.sentence = found
+    for c in head:
+        sentence.append(c.sentence.similarity if c.sentence else (c.cosine or 0.0))
+        if c.sentence:
+            c.seed_sentence = seed_texts[c.sentence.seed_index]
+    for c, score in zip(head, fuse_head([c.score for c in head], sentence)):
+        c.score = score
+    return sorted(head, key=lambda c: (-c.score, c.id)) + ordered[HEAD:]
+
+
+def _pair_for(c: Candidate, rec: Record) -> SentencePair | None:
+    """The best pair with this record's sentence filled in; None when its sentences no longer
+    split as they were embedded (the stored row would not line up with the text)."""
+    if c.sentence is None or c.seed_sentence is None:
+        return None
+    units = record_sentences(rec.title, rec.abstract)
+    if len(units) != c.sentence.other_count:
+        return None
+    return SentencePair(seed=cut_at_last_space(c.seed_sentence, PAIR_PREVIEW_CHARS),
+                        related=cut_at_last_space(units[c.sentence.other_index], PAIR_PREVIEW_CHARS),
+                        similarity=round(c.sentence.pair_cosine, 4))
+
+
 def _explain(parts: RelatedParts, seeds: Sequence[Seed], kept: list[tuple[Candidate, Record]]) -> None:
     """Reasons a reader can check: the similarity of meaning, the boosts' reasons, the shared terms
     (search/shared_terms.py: informative words and phrases, never filler)."""
@@ -253,6 +332,9 @@ def _explain(parts: RelatedParts, seeds: Sequence[Seed], kept: list[tuple[Candid
         head = []
         if c.cosine is not None:
             head.append(f"{SIMILARITY_REASON} {c.cosine:.2f}")
+        c.pair = _pair_for(c, rec)
+        if c.pair is not None:
+            head.append(f"{SENTENCE_REASON} {c.pair.similarity:.2f}")
         terms = shared_terms(seed_texts, f"{rec.title}. {rec.abstract or ''}", rarity, title_words)
         tail = [f"shared terms: {', '.join(terms)}"] if terms else []
         c.reasons = head + c.reasons + tail
@@ -265,7 +347,7 @@ def rank_related(parts: RelatedParts, seeds: Sequence[Seed], negatives: Sequence
     """Rank candidates for ``seeds`` (records or free text); the core of :func:`find_related`."""
     centroid, neg_centroid = _centroids(parts, seeds, negatives)
     cands = _candidates(parts, seeds, negatives, centroid, neg_centroid)
-    ordered = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+    ordered = _sentence_rerank(parts, seeds, sorted(cands.values(), key=lambda c: (-c.score, c.id)))
     # Boosts and duplicate checks need whole records: look at a margin beyond the limit.
     pool = ordered[: max(limit * 3, 60)]
     records = parts.store.get_many([c.id for c in pool])
@@ -302,6 +384,7 @@ def to_item(c: Candidate, rec: Record) -> RelatedItem:
         abstract=rec.abstract, abstract_truncated=cut_at_last_space(rec.abstract, ABSTRACT_PREVIEW_CHARS),
         year=rec.year, date_label=date_label(rec.year), url=rec.url, score=round(c.score, 4),
         similarity=round(c.cosine, 4) if c.cosine is not None else None, reasons=c.reasons,
+        sentence_pair=c.pair,
     )
 
 

@@ -176,6 +176,14 @@ class SearchResponse(BaseModel):
     took_ms: float = Field(0.0, description="Server time for the search, in milliseconds.")
 
 
+class SentencePair(BaseModel):
+    """The two sentences, one of the seed's and one of the related paper's, closest in meaning."""
+
+    seed: str = Field(description="The seed's sentence (its title counts as one), plain text, cut near 240 characters.")
+    related: str = Field(description="This paper's sentence closest in meaning to it, plain text, cut alike.")
+    similarity: float = Field(description="The cosine between the two sentences' embeddings (-1..1).")
+
+
 class RelatedItem(BaseModel):
     """One related paper, with the reasons it is related (shown to the user)."""
 
@@ -193,7 +201,9 @@ class RelatedItem(BaseModel):
         "and the similarity of meaning (cosine), each min-max-normalized over the candidates and weighted "
         "0.3 and 0.7, plus small "
         "boosts for a shared subject, organization or report series, minus similarity to negative seeds. "
-        "Comparable only within one answer."))
+        "Where the records' sentence vectors are stored, the first 100 candidates are re-ranked with a fifth "
+        "of the weight on their sentence similarity (the mean, over the seed's sentences, of the closest "
+        "sentence of the candidate). Comparable only within one answer."))
     similarity: float | None = Field(None, description=(
         "Similarity of meaning: the cosine between this paper's embedding and the seeds' (title and "
         "abstract, -1..1). One part of `score`, so it need not fall in the list's order. Null when the "
@@ -201,7 +211,10 @@ class RelatedItem(BaseModel):
     reasons: list[str] = Field(default_factory=list, description=(
         "Why it is related, each checkable: `similar in meaning 0.62`, `same subject: ...`, "
         "`same organization: ...`, `same report series: ...`, `shared terms: ...` (informative words and "
-        "phrases both papers use)."))
+        "phrases both papers use), `matching sentences 0.71` (the cosine of `sentence_pair`)."))
+    sentence_pair: SentencePair | None = Field(None, description=(
+        "The seed's sentence and this paper's sentence closest in meaning (the best pair the sentence "
+        "re-rank found). Null when the home stores no sentence vectors for the seed or this paper."))
 
     @computed_field(description="The reasons joined with ` · `, as the pages show them.")  # type: ignore[prop-decorator]
     @property

@@ -36,6 +36,7 @@ from searchnasa.semantic.exact import EXACT_BELOW, ExactIndex
 from searchnasa.errors import EmbedderBusy
 from searchnasa.semantic.model import DIM
 from searchnasa.semantic.saved import SavedIndex, saved_kind
+from searchnasa.semantic.sentence_vectors import SentenceReader
 from searchnasa.semantic.vectors import VectorStore
 from searchnasa.settings import Settings, get_settings
 
@@ -86,6 +87,7 @@ class VectorProvider:
         self._delta: ExactIndex | None = None
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._loader: threading.Thread | None = None
+        self._sentences = SentenceReader(self.vectors_dir)
 
     # -- loading ------------------------------------------------------------------------------
     def _vstore(self) -> VectorStore | None:
@@ -285,6 +287,17 @@ class VectorProvider:
         """Unit vectors (float32) of the given records that have one; reads only those nodes."""
         out = self._vectors(ids, "vectors_for")
         return {rid: out[rid] for rid in ids if rid in out}
+
+    def sentence_vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Each given record's stored sentence vectors (rows, unit), for those that have fresh ones."""
+        with self._lock:
+            return self._sentences.vectors_for(list(ids))
+
+    def embed_sentences(self, texts: Sequence[str], wait: float | None = None) -> np.ndarray:
+        """Unit vectors of a free-text seed's sentences (a stored record's come from storage)."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return np.stack([self.embed_text(t, wait=wait) for t in texts])
 
     def vectors_for_keys(self, keys: Sequence[int]) -> dict[int, np.ndarray]:
         """:meth:`vectors_for` by id hash (``index.schema.id_key``)."""
