@@ -116,12 +116,15 @@ def test_a_started_worker_runs_one_blas_thread_and_a_few_request_threads(indexed
     from threadpoolctl import threadpool_info, threadpool_limits
 
     monkeypatch.setenv("SEARCHNASA_REQUEST_THREADS", "3")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)  # the app sets it; put back afterwards
 
     with threadpool_limits(limits=None):  # whatever the test process had is restored afterwards
         blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
         assert blas, "NumPy's BLAS should be visible to threadpoolctl"
         with TestClient(create_app(Settings().with_home(indexed_home))) as client:
             assert client.get("/healthz").status_code == 200
+            assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {1}
+            import scipy.linalg  # noqa: F401  a BLAS library loaded after the start (as the model loads it)
             assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {1}
             threads = client.portal.call(lambda: anyio.to_thread.current_default_thread_limiter().total_tokens)
             assert threads == 3

@@ -113,6 +113,13 @@ def offline_model_environment() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def single_thread_blas_environment() -> None:
+    """One OpenBLAS thread for every BLAS library this process loads from now on (SciPy's, loaded
+    with the model in the background, and faiss's come after a server starts; the ones already
+    loaded are limited by ``web/app.py`` ``one_blas_thread``)."""
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
 def quiet_model_loading() -> None:
     """No progress bars while a server loads its model: they are not log lines (no timestamp,
     carriage returns) and a server's stderr is its log. Worker processes inherit it."""

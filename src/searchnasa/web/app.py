@@ -18,7 +18,12 @@ from starlette.middleware.gzip import GZipMiddleware
 from searchnasa import __version__
 from searchnasa.errors import SearchNasaError
 from searchnasa.search.service import SearchService
-from searchnasa.settings import Settings, env_number, get_settings
+from searchnasa.settings import (
+    Settings,
+    env_number,
+    get_settings,
+    single_thread_blas_environment,
+)
 from searchnasa.web.api import router as api_router
 from searchnasa.web.deps import Services
 from searchnasa.web.docs import ASSETS_URL, docs_assets
@@ -46,7 +51,8 @@ def one_blas_thread() -> None:
     """
     from threadpoolctl import threadpool_limits
 
-    threadpool_limits(limits=1, user_api="blas")
+    single_thread_blas_environment()  # the libraries loaded later (SciPy's with the model, faiss's)
+    threadpool_limits(limits=1, user_api="blas")  # the ones loaded already (NumPy's)
 
 
 def limit_request_threads(threads: int) -> None:
