@@ -114,9 +114,9 @@ def offline_model_environment() -> None:
 
 
 def single_thread_blas_environment() -> None:
-    """One OpenBLAS thread for every BLAS library this process loads from now on (SciPy's, loaded
-    with the model in the background, and faiss's come after a server starts; the ones already
-    loaded are limited by ``web/app.py`` ``one_blas_thread``)."""
+    """One thread for every OpenBLAS library this process loads from now on (SciPy's comes with the
+    model, loaded in the background after a server starts; the ones already loaded are limited by
+    ``web/app.py`` ``one_blas_thread``; faiss's OpenMP build follows its own ``omp_set_num_threads``)."""
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 

@@ -51,7 +51,7 @@ def one_blas_thread() -> None:
     """
     from threadpoolctl import threadpool_limits
 
-    single_thread_blas_environment()  # the libraries loaded later (SciPy's with the model, faiss's)
+    single_thread_blas_environment()  # OpenBLAS libraries loaded later (SciPy's, with the model)
     threadpool_limits(limits=1, user_api="blas")  # the ones loaded already (NumPy's)
 
 
