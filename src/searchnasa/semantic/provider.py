@@ -290,8 +290,7 @@ class VectorProvider:
 
     def sentence_vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Each given record's stored sentence vectors (rows, unit), for those that have fresh ones."""
-        with self._lock:
-            return self._sentences.vectors_for(list(ids))
+        return self._sentences.vectors_for(list(ids))
 
     def embed_sentences(self, texts: Sequence[str], wait: float | None = None) -> np.ndarray:
         """Unit vectors of a free-text seed's sentences (a stored record's come from storage)."""

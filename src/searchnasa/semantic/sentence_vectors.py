@@ -15,6 +15,7 @@ split again from the record (``searchnasa.sentences``, deterministic) when a pai
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -135,11 +136,14 @@ def embed_sentences_pending(vectors_dir: Path, records: Iterator[tuple[int, Reco
 
 class SentenceReader:
     """Read-only access for a serving process: sentence vectors of records whose row matches their
-    record vector's text key (see the module docstring); nothing when the home has no table."""
+    record vector's text key (see the module docstring); nothing when the home has no table.
+    Its one connection serves every request thread, one read at a time, under its own lock (not
+    the provider's, which query-vector lookups of every search take)."""
 
     def __init__(self, vectors_dir: Path) -> None:
         self.path = Path(vectors_dir) / VectorStore.FILENAME
         self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
 
     def _connection(self) -> sqlite3.Connection | None:
         if self._conn is None and self.path.is_file():
@@ -151,12 +155,13 @@ class SentenceReader:
         return self._conn
 
     def vectors_for(self, ids: list[str]) -> dict[str, np.ndarray]:
-        conn = self._connection()
-        if conn is None or not ids:
+        if not ids:
             return {}
         sql = ("SELECT s.id, s.q, s.scale FROM sentences s JOIN vectors v ON v.id = s.id AND v.key = s.key "
                "WHERE s.id IN ({marks})")
-        rows = list(select_in(conn, sql, ids))
+        with self._lock:
+            conn = self._connection()
+            rows = list(select_in(conn, sql, ids)) if conn is not None else []
         if not rows:
             return {}
         # one dequantization for all rows, then split: per-row numpy calls were most of the cost
