@@ -24,17 +24,14 @@ import pytest
 from searchnasa.index import build_index
 from searchnasa.records import Record
 from searchnasa.search.related import SENTENCE_REASON, find_related
-from searchnasa.search.service import SearchService
 from searchnasa.semantic.cache import open_default_cache
 from searchnasa.semantic.embedder import get_embedder
-from searchnasa.semantic.provider import VectorProvider
 from searchnasa.semantic.sentence_vectors import SentenceStore, embed_sentences_pending
 from searchnasa.semantic.vectors import VectorStore
 from searchnasa.sentences import record_sentences
-from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
 
-from semantic_util import semantic_home_from
+from semantic_util import semantic_home_from, semantic_service
 from server_util import Server, running_server
 
 SEED = Record(id="osti:88880001", source="osti", source_id="88880001",
@@ -48,11 +45,6 @@ RELATIVE = Record(id="osti:88880002", source="osti", source_id="88880002",
                             "blade at several blowing ratios. Jet lift-off lowers the effectiveness near the holes."))
 SAMPLE_SEEDS = 2      # sample seeds given sentence vectors (with their candidate heads)
 HEAD_EMBEDDED = 60    # candidates of each such seed given sentence vectors
-
-
-def _service(home: Path) -> SearchService:
-    settings = Settings().with_home(home)
-    return SearchService(settings, semantic=VectorProvider(settings.vectors_dir))
 
 
 def _add_records(home: Path, records: list[Record]) -> None:
@@ -88,7 +80,7 @@ def sentence_home(plain_home: Path, sample_seeds: list[Record], tmp_path_factory
     shutil.copy2(plain_home / "store.sqlite3", home / "store.sqlite3")
     shutil.copytree(plain_home / "index", home / "index")
     shutil.copytree(plain_home / "vectors", home / "vectors")
-    plain = _service(plain_home)
+    plain = semantic_service(plain_home)
     ids = {SEED.id, RELATIVE.id}
     for seed in sample_seeds[:SAMPLE_SEEDS]:
         ids |= {seed.id, *(i.id for i in find_related(plain, [seed.id], [], HEAD_EMBEDDED))}
@@ -106,7 +98,7 @@ def sentence_home(plain_home: Path, sample_seeds: list[Record], tmp_path_factory
 
 
 def _lists(home: Path, seed_ids: list[str]) -> list[list[tuple]]:
-    service = _service(home)
+    service = semantic_service(home)
     return [[(i.id, i.score, tuple(i.reasons), i.sentence_pair) for i in find_related(service, [sid], [], 20)]
             for sid in seed_ids]
 
