@@ -13,7 +13,9 @@ from searchnasa.errors import BadInput, NotFound
 from searchnasa.index import build_index
 from searchnasa.records import Record
 from searchnasa.search.record_match import is_duplicate
-from searchnasa.search.related import find_related
+from searchnasa.search.lexical import compile_node
+from searchnasa.search.query_tree import Or, Term
+from searchnasa.search.related import Seed, find_related, seed_query, seed_words
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import open_semantic, seed_from_bundle
 from searchnasa.semantic.provider import VectorProvider
@@ -132,3 +134,24 @@ def test_open_semantic_seeds_a_fresh_home_from_the_bundle(indexed_home: Path, tm
     shutil.copy2(indexed_home / "store.sqlite3", tmp_path / "store.sqlite3")
     provider = open_semantic(Settings().with_home(tmp_path))
     assert provider.available() and provider.count() > 6000
+
+
+def test_the_seed_query_scores_as_its_words_or_joined(service, records) -> None:
+    """The flat seed query (term clauses only, so Tantivy can skip blocks) gives each record the
+    score the seed's words OR-joined give it; a hyphenated word counts as its parts."""
+    searcher = service.reader.searcher()
+    schema = service.reader.index.schema
+    checked = 0
+    for seed in _with_abstract(records, "ntrs", 3) + _with_abstract(records, "osti", 3):
+        words = [w for w in seed_words([Seed.of(seed)]) if "-" not in w]
+        flat = {(a.segment_ord, a.doc): s for s, a in searcher.search(seed_query(schema, words), 30, count=False).hits}
+        nested = searcher.search(compile_node(schema, Or(tuple(Term(w) for w in words)), searcher), 30, count=False).hits
+        top = [(a.segment_ord, a.doc) for _, a in nested]
+        assert list(flat) == top
+        for score, addr in nested:
+            assert flat[(addr.segment_ord, addr.doc)] == pytest.approx(score, rel=1e-4)
+        checked += 1
+    assert checked == 6
+    parts = searcher.search(seed_query(schema, ["heat", "transfer"]), 50, count=False).hits
+    hyphenated = searcher.search(seed_query(schema, ["heat-transfer"]), 50, count=False).hits
+    assert parts and [a.doc for _, a in hyphenated] == [a.doc for _, a in parts]

@@ -13,10 +13,12 @@ clause is optional: it never changes which records match, only their order.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import tantivy
 
+from searchnasa.authors import query_keys
 from searchnasa.index.schema import (
     BOOSTS,
     PLAIN_ANALYZER,
@@ -24,10 +26,23 @@ from searchnasa.index.schema import (
     TITLE_BOOST,
     word_pairs,
 )
-from searchnasa.authors import query_keys
 from searchnasa.organizations import canonical_organization
-from searchnasa.search.query_tree import (And, Expanded, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix,
-                                         SourceIs, Term, TopicIs, YearRange)
+from searchnasa.search.query_tree import (
+    And,
+    Expanded,
+    IdSet,
+    MatchAll,
+    Nearby,
+    Node,
+    Not,
+    Or,
+    Phrase,
+    Prefix,
+    SourceIs,
+    Term,
+    TopicIs,
+    YearRange,
+)
 from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur
@@ -110,6 +125,34 @@ def lone_word_query(schema: tantivy.Schema, token: str) -> tantivy.Query:
     Only the top level of a search gains from it, so the caller decides when to use it.
     """
     return _all_fields(schema, "all", "title", [token], catch_all=Occur.Should)
+
+
+def weighted_words_query(schema: tantivy.Schema, words: Sequence[str]) -> tantivy.Query:
+    """Any of ``words`` (a whole paper's, say), each stemmed token's BM25 on ``all`` plus its
+    boosted title score, times the number of times the text holds it, plus the proximity score
+    of the words that stand side by side: what the same words OR-joined score, built only of
+    optional term clauses so Tantivy's top-k collector can skip blocks that cannot reach the
+    page (block-max WAND, as in :func:`lone_word_query`).
+
+    One difference from OR-joining them: a word the analyzer splits (``heat-transfer``) counts
+    as its parts, not as a phrase of them (a phrase is not a term clause); its parts' adjacency
+    still scores through the proximity clause. Related papers use it for their 150-word seed:
+    at 1M records it is 4x faster than the nested form, and it ranks as well (bench/README.md,
+    "Related papers at 1M").
+    """
+    counts = Counter(token for word in words for token in STEM_ANALYZER.analyze(word))
+    clauses = []
+    for token, n in counts.items():
+        clauses.append((Occur.Should, Q.boost_query(Q.term_query(schema, "all", token), float(n))))
+        clauses.append((Occur.Should, Q.boost_query(Q.term_query(schema, "title", token), n * TITLE_BOOST)))
+    if EXACT_WEIGHT > 0:  # off by default; scored as term_query scores a bare word's unstemmed form
+        exact = Counter(token for word in words for token in PLAIN_ANALYZER.analyze(word))
+        for token, n in exact.items():
+            clauses.append((Occur.Should, Q.boost_query(Q.term_query(schema, "all_exact", token), n * EXACT_WEIGHT)))
+    if PAIR_WEIGHT > 0:
+        for pair in adjacent_pairs(tuple(Term(word) for word in words)):
+            clauses.append((Occur.Should, Q.boost_query(Q.term_query(schema, "all_pairs", pair), PAIR_WEIGHT)))
+    return Q.boolean_query(clauses) if clauses else Q.empty_query()
 
 
 def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:

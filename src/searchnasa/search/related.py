@@ -31,7 +31,6 @@ without them ranks exactly as before (bench/README.md, "Sentence vectors (issue 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -45,9 +44,8 @@ from searchnasa.organizations import canonical_organization
 from searchnasa.records import SOURCE_LABELS, Record
 from searchnasa.search.cards import date_label
 from searchnasa.search.fusion import weighted_sum
-from searchnasa.search.lexical import compile_node, proximity_query
+from searchnasa.search.lexical import weighted_words_query
 from searchnasa.search.protocols import SemanticProvider
-from searchnasa.search.query_tree import Term
 from searchnasa.search.record_match import (
     is_duplicate,
     organizations_behind,
@@ -156,26 +154,21 @@ def seed_words(seeds: Sequence[Seed]) -> list[str]:
     return words[:MAX_SEED_WORDS]
 
 
-def seed_query(schema: tantivy.Schema, searcher: tantivy.Searcher, words: Sequence[str]) -> tantivy.Query:
-    """Any of the seed's words, scored as :func:`compile_node` scores them OR-joined (each word's
-    BM25 summed, and the proximity of the seed's adjacent words), but each distinct word compiled
-    once and boosted by its count: the same sums (the top 200 of 30 seeds at 1M records are the
-    same), in 57% of the time, since a repeated word no longer walks its postings again.
+def seed_query(schema: tantivy.Schema, words: Sequence[str]) -> tantivy.Query:
+    """Any of the seed's words, scored as the same words OR-joined score them (each word's BM25
+    times its count, title matches boosted, and the proximity of the seed's adjacent words), in
+    the flat form Tantivy ranks without scoring every record that holds one of them
+    (:func:`weighted_words_query`).
 
-    Leaving out the most frequent words would be faster still (at 1M, words in more than 20% of
-    the records cut p50 to 86 ms) but lost on every eval set (nDCG@10 SciFact -0.007, NPL -0.003
-    at 20%; bench/README.md, "Related papers at 1M"), so every word stays.
+    At 1M SYNTHETIC records, 30 seeds, the query alone: p50 / p95 574-790 / 884-1,323 ms with
+    each word compiled as often as written, 332-381 / 438-595 with each distinct word compiled
+    once (nested per word: Tantivy scored the whole union), 65-89 / 127-140 flat. Flat counts a
+    hyphenated word as its parts rather than as a phrase: nDCG@10 related, with sentences,
+    SciFact 0.7435 -> 0.7455, NPL 0.5084 both, CSFCube-related dev 0.6175 -> 0.6162 (without
+    sentences 0.7329 -> 0.7346, 0.5084, 0.6047 -> 0.6039). Leaving out the most frequent words
+    would be faster still but lost on every eval set (bench/README.md, "Related papers at 1M").
     """
-    counts = Counter(words)
-    alternatives = []
-    for word, n in counts.items():
-        query = compile_node(schema, Term(word), searcher)
-        alternatives.append((tantivy.Occur.Should, tantivy.Query.boost_query(query, float(n)) if n > 1 else query))
-    union = tantivy.Query.boolean_query(alternatives)
-    proximity = proximity_query(schema, tuple(Term(w) for w in words))
-    if proximity is None:
-        return union
-    return tantivy.Query.boolean_query([(tantivy.Occur.Must, union), (tantivy.Occur.Should, proximity)])
+    return weighted_words_query(schema, words)
 
 
 def _lexical_candidates(parts: RelatedParts, seeds: Sequence[Seed], k: int) -> dict[str, float]:
@@ -184,7 +177,7 @@ def _lexical_candidates(parts: RelatedParts, seeds: Sequence[Seed], k: int) -> d
     if not words:
         return {}
     searcher = parts.searcher_fn()
-    query = seed_query(parts.schema, searcher, words)
+    query = seed_query(parts.schema, words)
     out: dict[str, float] = {}
     for score, addr in searcher.search(query, limit=k, count=False).hits:
         rid = searcher.doc(addr).get_first("id")
