@@ -20,7 +20,7 @@ from replay.server import ReplayServer
 
 from searchnasa.ingest.harvest import HarvestOptions, run_harvest
 from searchnasa.settings import Settings
-from searchnasa.store import open_store
+from searchnasa.store import identifiers, open_store
 
 CLI = str(Path(sys.executable).parent / "searchnasa")
 
@@ -157,9 +157,14 @@ def test_existing_index_is_updated_after_a_harvest(raw_dir, tmp_home):
         assert first.index.startswith("no index")
         build_index(store, settings.index_dir)
         today = datetime.now(timezone.utc).strftime("%Y-%m-%dT00:00:00Z")
-        server.osti_items.extend(synthetic_osti(3, today))
+        new = synthetic_osti(3, today)
+        new[0]["doi"] = "10.99999/synthetic.harvest.0001"  # SYNTHETIC DOI
+        server.osti_items.extend(new)
         second = run_harvest("osti", store, settings, HarvestOptions(rate=0))
         assert second.counts.new == 3
         assert second.index == "index updated (3 records indexed)"
         state = read_state(current_generation(settings.index_dir))
         assert state.last_seq == store.max_seq() and state.documents == 103
+        # the identifier table follows too: the new record's DOI typed in the box finds it
+        found = identifiers.lookup(store, "10.99999/synthetic.harvest.0001")
+        assert found is not None and found.record_ids == [f"osti:{new[0]['osti_id']}"]

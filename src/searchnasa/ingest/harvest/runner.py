@@ -26,8 +26,7 @@ from typing import Any, TypeVar
 from searchnasa.errors import BadInput, HarvestError
 from searchnasa.records import Record
 from searchnasa.settings import Settings, env_value
-from searchnasa.index import build_index
-from searchnasa.index.update import update_acronym_lexicon
+from searchnasa.index.update import update_index
 from searchnasa.ingest.mapping import stored_items
 from searchnasa.store import Store, UpsertCounts
 from searchnasa.store.withdrawn import SeenMarker, ensure_tables
@@ -305,21 +304,25 @@ def _client_side_filter(item: dict[str, Any], options: HarvestOptions) -> str | 
 
 
 def _update_index(store: Store, settings: Settings, changed: int) -> str:
-    """Bring an existing lexical index up to date with the records this harvest changed."""
+    """Bring an existing lexical index up to date with the records this harvest changed, with the
+    lookups ``searchnasa index`` keeps beside it (:func:`update_index`): the identifier table, so
+    a report number typed in the search box finds a newly harvested record, and the acronyms."""
     if not settings.index_dir.exists():
         return "no index (run `searchnasa index` to build one)"
     if changed == 0:
         return "index already current"
     try:
-        result = build_index(store, settings.index_dir)
+        result = update_index(store, settings.index_dir)
     except Exception as exc:  # noqa: BLE001  the harvest succeeded; report the index problem only
         log.warning("index update failed: %s", exc)
         return f"index update failed: {exc}"
-    _, problem = update_acronym_lexicon(store, settings.index_dir)
-    if problem is not None:
-        log.warning("acronym lexicon not updated: %s", problem)
-        return f"index updated ({result.indexed} records indexed); acronym lexicon not updated: {problem}"
-    return f"index updated ({result.indexed} records indexed)"
+    done = f"index updated ({result.build.indexed} records indexed)"
+    problems = [f"{what} not updated: {problem}" for what, problem in
+                (("identifier table", result.identifiers_problem), ("acronym lexicon", result.acronyms_problem))
+                if problem is not None]
+    for problem in problems:
+        log.warning("%s", problem)
+    return "; ".join([done, *problems])
 
 
 def _after_walk(state: dict[str, Any]) -> dict[str, Any]:
