@@ -15,6 +15,7 @@ from searchnasa.cli import app
 from searchnasa.errors import BadInput, FormatError
 from searchnasa.eval.beir import load_beir
 from searchnasa.eval.metrics import evaluate
+from searchnasa.search.schemas import SearchRequest
 from searchnasa.eval.runner import as_any_words, as_plain_text, run_eval
 
 CORPUS = [
@@ -113,6 +114,10 @@ def test_bad_folders_give_clear_errors(tmp_path: Path) -> None:
 def test_queries_are_read_as_text_not_syntax() -> None:
     assert as_plain_text('"Vitamin D" AND (bone) : -loss') == "Vitamin D and bone loss"
     assert as_any_words("heat shield ablation") == "heat OR shield OR ablation"
+    paper = "Boundary layer transition measured in a quiet tunnel. " * 40  # a whole paper as the query
+    for text in (as_plain_text(paper), as_any_words(paper)):
+        assert len(text) <= 1000 and SearchRequest(q=text).q == text  # what the search box takes
+    assert as_plain_text(paper).split()[-1] in paper.split()  # cut at a word, not inside one
 
 
 def test_words_all_searches_as_typed(tmp_path: Path) -> None:

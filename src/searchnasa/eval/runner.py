@@ -26,7 +26,7 @@ from searchnasa.errors import BadInput
 from searchnasa.records import Record
 from searchnasa.search.query import parse
 from searchnasa.search.related import Seed, parts_of, rank_related
-from searchnasa.search.schemas import SearchRequest
+from searchnasa.search.schemas import MAX_QUERY_CHARS, SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
 from searchnasa.store import StoredItem, open_store
@@ -58,11 +58,16 @@ _OPERATORS = re.compile(r"\b(AND|OR|NOT)\b")
 
 
 def as_plain_text(query: str) -> str:
-    """A natural-language query with query-syntax characters neutralized (see module docstring)."""
+    """A natural-language query with query-syntax characters neutralized (see module docstring),
+    cut at a word to what the search box takes (``MAX_QUERY_CHARS``): a whole paper as a query
+    (CSFCube) is longer, and a user pasting it would be told so rather than searched."""
     text = _SYNTAX.sub(" ", query)
     text = _OPERATORS.sub(lambda m: m.group(1).lower(), text)
     text = re.sub(r"(^|\s)[-+]+(?=\w)", r"\1", text)  # a leading '-' would mean NOT
-    return " ".join(text.split())
+    text = " ".join(text.split())
+    if len(text) > MAX_QUERY_CHARS:
+        text = text[:MAX_QUERY_CHARS + 1].rsplit(" ", 1)[0][:MAX_QUERY_CHARS]
+    return text
 
 
 def as_any_words(query: str) -> str:
@@ -76,7 +81,7 @@ def as_any_words(query: str) -> str:
     words = as_plain_text(query).split()
     out, length = [], 0
     for w in words:
-        if length + len(w) + 4 > 1000:
+        if length + len(w) + 4 > MAX_QUERY_CHARS:
             break
         out.append(w)
         length += len(w) + 4
