@@ -50,7 +50,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("COUNT_BUDGET", "20000000", "postings an exact count may walk before it is cut"),
     Variable("FACET_CACHE", "256", "facet counts remembered per worker (0: off)"),
     # semantic
-    Variable("EMBED_BACKEND", "torch", "embedding backend for documents and queries: torch or onnx"),
+    Variable("EMBED_BACKEND", "onnx", "embedding backend for documents and queries: onnx (int8, the default) or torch (fp32)"),
     Variable("VECTOR_INDEX", "", "saved vector index past 50,000 vectors: hnsw or ivfpq (empty: last built)"),
     Variable("MODELS_DIR", "", "cache of the ONNX export (empty: $XDG_CACHE_HOME/searchnasa/models)"),
     Variable("EMBED_CACHE", "", "shared embedding cache (empty: $XDG_CACHE_HOME/searchnasa/embeddings.sqlite3)"),
@@ -140,8 +140,8 @@ class Settings:
     contact: str = field(default_factory=lambda: env_value("CONTACT"))
     rate_limit_per_minute: int = field(default_factory=lambda: int(env_value("RATE_LIMIT_PER_MINUTE")))
     max_body_bytes: int = field(default_factory=lambda: int(env_number("MAX_BODY_BYTES", int)))
-    # Which embedding backend makes vectors (documents and queries): "torch" (fp32, the default)
-    # or "onnx" (int8). Validated where it is used (semantic.embedder.check_backend).
+    # Which embedding backend makes vectors (documents and queries): "onnx" (int8, the default)
+    # or "torch" (fp32). Validated where it is used (semantic.embedder.check_backend).
     embed_backend: str = field(default_factory=lambda: env_value("EMBED_BACKEND"))
     # Which saved vector index serves collections past 50,000 vectors: "hnsw" (usearch graph, the
     # fastest, wants ~0.5 GiB of RAM per million vectors) or "ivfpq" (faiss, ~0.06 GiB per million in

@@ -28,8 +28,8 @@ def embed(
     threads: int = typer.Option(0, "--threads", min=0,
                                 help="Model threads (0: all cores; per worker on Dask: 1)."),
     backend: Optional[str] = typer.Option(
-        None, "--backend", help="Embedding backend: torch (fp32, the reference) or onnx (int8, "
-                                "~2.7x faster); default $SEARCHNASA_EMBED_BACKEND or torch."),
+        None, "--backend", help="Embedding backend: onnx (int8, ~2.7x faster) or torch (fp32, the "
+                                "reference); default $SEARCHNASA_EMBED_BACKEND or onnx."),
     vector_index: Optional[str] = typer.Option(
         None, "--vector-index", help="Index built for serving past 50,000 vectors: hnsw (fastest; "
                                      "~0.5 GiB RAM per million vectors) or ivfpq (~0.06 GiB per million, "

@@ -4,10 +4,10 @@ Vectors are L2-normalized, so a dot product is the cosine similarity. One interf
 (:class:`Embedder`), two backends, chosen by ``SEARCHNASA_EMBED_BACKEND`` or
 ``searchnasa embed --backend`` (see :mod:`.model`):
 
-- ``torch`` (the default): sentence-transformers in fp32, the reference (:class:`TorchBackend`).
-- ``onnx``: the same model exported to ONNX and quantized to int8 per channel (see
-  :mod:`.onnx_export` and :mod:`.onnx_backend`): several times the documents per second of torch
-  at the same retrieval quality (bench/README.md, "Embedding throughput").
+- ``onnx`` (the default): the model exported to ONNX and quantized to int8 per channel (see
+  :mod:`.onnx_export` and :mod:`.onnx_backend`): 2.2-2.7x the documents per second of torch at
+  the same retrieval quality (bench/README.md, "Embedding throughput", "ONNX int8 as the default").
+- ``torch``: sentence-transformers in fp32, the reference (:class:`TorchBackend`).
 
 Which backend made a vector is part of its key (:mod:`.text_keys`), so the two are never mixed.
 """
