@@ -13,11 +13,13 @@ from searchnasa.settings import Settings
 from searchnasa.store import open_store
 
 
-def semantic_home_from(indexed_home: Path, target: Path) -> Path:
-    """Copy the indexed sample home and give it the bundled sample vectors (no model needed)."""
+def semantic_home_from(indexed_home: Path, target: Path, sentences: bool = False) -> Path:
+    """Copy the indexed sample home and give it the bundled sample vectors (no model needed);
+    with ``sentences``, the bundled sentence vectors too (as a served home gets them), else none,
+    so a test sees the ranking without sentences unless it asks."""
     shutil.copy2(indexed_home / "store.sqlite3", target / "store.sqlite3")
     shutil.copytree(indexed_home / "index", target / "index")
-    seeded = seed_from_bundle(Settings().with_home(target))
+    seeded = seed_from_bundle(Settings().with_home(target), sentences=sentences)
     assert seeded > 6000, "the bundled sample vectors should cover the sample"
     return target
 

@@ -26,12 +26,13 @@ from searchnasa.records import Record
 from searchnasa.search.related import SENTENCE_REASON, find_related
 from searchnasa.semantic.cache import open_default_cache
 from searchnasa.semantic.embedder import get_embedder
+from searchnasa.semantic.model import record_text
 from searchnasa.semantic.sentence_vectors import SentenceStore, embed_sentences_pending
 from searchnasa.semantic.vectors import VectorStore
 from searchnasa.sentences import record_sentences
 from searchnasa.store import StoredItem, open_store
 
-from semantic_util import semantic_home_from, semantic_service
+from semantic_util import records_in, semantic_home_from, semantic_service
 from server_util import Server, running_server
 
 SEED = Record(id="osti:88880001", source="osti", source_id="88880001",
@@ -172,6 +173,63 @@ def test_the_pair_is_plain_text_in_the_api_and_escaped_on_the_page(server: Serve
     mine = [p for p in shown if "turbine" in p]
     assert mine and all("&lt;" in p for p in mine)
     assert "<script>alert" not in page.text and "<img src=x" not in page.text and "<b>cooling" not in page.text
+
+
+def test_the_bundled_sample_brings_its_sentence_vectors(indexed_home: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A home seeded from the bundle (as ``make run`` seeds one) gets the sample's sentence vectors
+    without the model: every record with text has its row, its related lists show a sentence pair
+    at once, and ``embed --sentences`` finds nothing left to embed."""
+    import searchnasa.semantic.vectors as vectors
+
+    def no_model(*_: object, **__: object) -> None:
+        raise AssertionError("seeding from the bundle must not load the model")
+
+    monkeypatch.setattr(vectors, "get_embedder", no_model)
+    home = semantic_home_from(indexed_home, tmp_path, sentences=True)
+    sstore = SentenceStore(home / "vectors")
+    try:
+        stored, checkpoint = sstore.count(), sstore.checkpoint_seq
+    finally:
+        sstore.close()
+    records = records_in(home)
+    with_sentences = [r for r in records.values() if record_text(r) and record_sentences(r.title, r.abstract)]
+    assert stored == len(with_sentences) > 6000
+    assert checkpoint == 0  # seeding leaves the walk of `embed --sentences` where it was
+    service = semantic_service(home)
+    seeds = [r for r in with_sentences if r.abstract and len(r.abstract) > 600][:3]
+    for seed in seeds:
+        items = find_related(service, [seed.id], [], 10)
+        assert any(i.sentence_pair is not None for i in items), seed.id
+    report = embed_sentences_pending(home / "vectors", ((0, r) for r in records.values()))
+    assert report.embedded == 0 and report.unchanged == len(records)
+
+
+def test_a_free_text_seeds_sentences_take_one_model_call(plain_home: Path) -> None:
+    """A free-text seed's sentences go to the model in one call, not one call (and one turn at the
+    model) each; under the default ONNX backend, which runs one text at a time inside a call, the
+    vectors are those of each sentence embedded alone."""
+    from searchnasa.semantic.provider import VectorProvider
+
+    provider = VectorProvider(plain_home / "vectors")
+    embedder = provider.embedder
+    calls: list[int] = []
+    encode = embedder.encode
+
+    def counting(texts, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(len(texts))
+        return encode(texts, *args, **kwargs)
+
+    units = ["Film cooling effectiveness was measured at blowing ratios 0.5 to 2.",
+             "A turbine blade with shaped holes was tested in a linear cascade."]
+    embedder.encode = counting  # type: ignore[method-assign]
+    try:
+        together = provider.embed_sentences(units, wait=30)
+    finally:
+        del embedder.encode
+    assert calls == [2]
+    alone = np.stack([embedder.encode([u])[0] for u in units])
+    assert np.allclose(together, alone, atol=1e-5 if embedder.backend == "onnx" else 1e-3)
 
 
 def test_embed_sentences_command_stores_them_and_resumes(tmp_path: Path) -> None:

@@ -139,14 +139,14 @@ def _embed_sentences(settings: Settings, store: Store, options: EmbedOptions, re
     total = store.count_since(since)
     events.announce(f"sentence vectors: {total} records to walk")
     started = time.perf_counter()
-    cache = open_default_cache() if options.use_cache else None
+    # the bundled sample's sentences first (as for record vectors): a sample home embeds none of them
+    cache = bundle.ChainCache(bundle.load_sentence_bundle(), open_default_cache() if options.use_cache else None)
     embedder = Embedder(threads=options.threads or None) if total else None
     try:
         report = embed_sentences_pending(settings.vectors_dir, store.iter_records(since), embedder=embedder,
                                          cache=cache, batch_size=options.batch_size)
     finally:
-        if cache is not None:
-            cache.close()
+        cache.close()
     events.announce(f"sentence vectors: {report.seen} records walked, {report.embedded} sentences embedded, "
                     f"{report.unchanged} unchanged, in {time.perf_counter() - started:.0f} s")
 

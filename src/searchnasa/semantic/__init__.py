@@ -12,13 +12,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-def seed_from_bundle(settings: "Settings") -> int:
-    """Give a home the bundled sample's precomputed vectors (for records whose text matches).
+def seed_from_bundle(settings: "Settings", sentences: bool = True) -> int:
+    """Give a home the bundled sample's precomputed vectors (for records whose text matches), and,
+    with ``sentences``, their sentence vectors; returns the record vectors taken.
 
-    Cheap (no model), so a fresh ``make run`` serves hybrid search at once; ``searchnasa embed`` later embeds whatever the bundle did not cover.
+    Cheap (no model), so a fresh ``make run`` serves hybrid search and related papers with their
+    sentence pairs at once; ``searchnasa embed [--sentences]`` later embeds whatever the bundle did
+    not cover.
     """
     from searchnasa.store import open_store
-    from searchnasa.semantic.bundle import load_bundle
+    from searchnasa.semantic.bundle import load_bundle, load_sentence_bundle
+    from searchnasa.semantic.sentence_vectors import embed_sentences_pending
     from searchnasa.semantic.vectors import VectorStore
 
     bundle = load_bundle()
@@ -30,6 +34,12 @@ def seed_from_bundle(settings: "Settings") -> int:
         report = vstore.embed_pending(store.iter_records(0), cache=bundle, batch_size=2000, only_cached=True)
     finally:
         vstore.close()
+    try:
+        sentence_bundle = load_sentence_bundle() if sentences else None
+        if sentence_bundle is not None:
+            embed_sentences_pending(settings.vectors_dir, store.iter_records(0), cache=sentence_bundle,
+                                    batch_size=2000, only_cached=True)
+    finally:
         store.close()
     return report.from_cache
 

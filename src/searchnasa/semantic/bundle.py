@@ -1,5 +1,8 @@
 """The bundled sample's precomputed embeddings (``data/sample_vectors.npz``), so a fresh install
-serves hybrid search and related papers at once instead of after minutes of embedding.
+serves hybrid search and related papers at once instead of after minutes of embedding; and its
+sentence vectors (``data/sample_sentences.npz``, one per distinct sentence of title + abstract),
+so the related lists re-rank by sentences and show their best pair out of the box
+(:mod:`.sentence_vectors`).
 
 Stored per record as int8 with one float scale per vector (a few hundred bytes a record, close
 enough to the float32 original to serve in its place) and keyed by the text key, so a record whose title or abstract has
@@ -19,6 +22,10 @@ from searchnasa.semantic.model import MODEL_NAME
 
 def bundle_path() -> Path:
     return Path(str(files("searchnasa") / "data" / "sample_vectors.npz"))
+
+
+def sentence_bundle_path() -> Path:
+    return Path(str(files("searchnasa") / "data" / "sample_sentences.npz"))
 
 
 def quantize(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -71,6 +78,14 @@ class BundledVectors:
 def load_bundle() -> BundledVectors | None:
     """The bundled vectors, or None when the package was built without them."""
     path = bundle_path()
+    return BundledVectors(path) if path.is_file() else None
+
+
+@lru_cache(maxsize=1)
+def load_sentence_bundle() -> BundledVectors | None:
+    """The bundled sentence vectors (keyed by each sentence's text key, as the embedding cache
+    keys them), or None when the package was built without them."""
+    path = sentence_bundle_path()
     return BundledVectors(path) if path.is_file() else None
 
 

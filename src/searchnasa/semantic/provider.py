@@ -293,10 +293,15 @@ class VectorProvider:
         return self._sentences.vectors_for(list(ids))
 
     def embed_sentences(self, texts: Sequence[str], wait: float | None = None) -> np.ndarray:
-        """Unit vectors of a free-text seed's sentences (a stored record's come from storage)."""
+        """Unit vectors of a free-text seed's sentences (a stored record's come from storage): one
+        model call for all of them, one turn at the model, and not through the query cache (a
+        paper's sentences are not asked again page after page, as a query is)."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        return np.stack([self.embed_text(t, wait=wait) for t in texts])
+        units = [t.strip() for t in texts]
+        if wait is None:
+            return self.embedder.encode(units)
+        return self._loaded_embedder().encode(units, wait=wait)
 
     def vectors_for_keys(self, keys: Sequence[int]) -> dict[int, np.ndarray]:
         """:meth:`vectors_for` by id hash (``index.schema.id_key``)."""

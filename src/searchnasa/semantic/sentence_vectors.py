@@ -25,7 +25,7 @@ import numpy as np
 from searchnasa.records import Record
 from searchnasa.sentences import record_sentences
 from searchnasa.semantic.bundle import dequantize, quantize
-from searchnasa.semantic.embedder import Embedder, get_embedder
+from searchnasa.semantic.embedder import Embedder
 from searchnasa.semantic.model import DIM, record_text
 from searchnasa.semantic.text_keys import text_key
 from searchnasa.semantic.vectors import EmbedReport, EmbeddingCache, VectorStore, _connect, embed_texts
@@ -96,27 +96,44 @@ def _pending(records: list[Record], sstore: SentenceStore) -> list[tuple[str, st
             for rid, (key, rec) in keyed.items() if stored.get(rid) != key]
 
 
+def _only_cached(todo: list[tuple[str, str, list[str]]], cache: EmbeddingCache | None) -> list[tuple[str, str, list[str]]]:
+    """The records of ``todo`` whose every sentence ``cache`` holds."""
+    if cache is None:
+        return []
+    have = cache.get_many(list({text_key(s) for _, _, sents in todo for s in sents}))
+    return [t for t in todo if all(text_key(s) in have for s in t[2])]
+
+
 def embed_sentences_pending(vectors_dir: Path, records: Iterator[tuple[int, Record]],
                             embedder: Embedder | None = None, cache: EmbeddingCache | None = None,
-                            batch_size: int = 64, on_batch: Callable[[int], None] | None = None) -> EmbedReport:
+                            batch_size: int = 64, on_batch: Callable[[int], None] | None = None,
+                            only_cached: bool = False) -> EmbedReport:
     """Embed the sentences of records that are new or changed since the last run, batch by batch,
     each batch committed with its checkpoint (a killed run resumes). Sentences go through ``cache``
-    like record texts, so a rerun or a second home embeds nothing it has seen."""
+    like record texts, so a rerun or a second home embeds nothing it has seen. ``only_cached``:
+    store only the records whose every sentence the cache holds and never load the model (seeding a
+    home from the bundled sample; the checkpoint is left alone, so ``embed --sentences`` still
+    visits every record)."""
     sstore = SentenceStore(vectors_dir)
     report = EmbedReport()
     batch: list[tuple[int, Record]] = []
 
     def flush() -> None:
         todo = [t for t in _pending([rec for _, rec in batch], sstore) if t[2]]
+        if only_cached:
+            todo = _only_cached(todo, cache)
         flat = [s for _, _, sents in todo for s in sents]
-        vecs = embed_texts(flat, embedder or get_embedder(), cache, batch_size=64) if flat else None
+        vecs = embed_texts(flat, embedder, cache, batch_size=64) if flat else None  # the model loads only if needed
         rows, i = [], 0
         for rid, key, sents in todo:
             rows.append((rid, key, vecs[i:i + len(sents)]))
             i += len(sents)
-        sstore.put_many(rows, store_seq=batch[-1][0])
+        sstore.put_many(rows, store_seq=None if only_cached else batch[-1][0])
         report.seen += len(batch)
-        report.embedded += len(flat)
+        if only_cached:
+            report.from_cache += len(flat)
+        else:
+            report.embedded += len(flat)
         report.unchanged += len(batch) - len(todo)
         if on_batch:
             on_batch(len(batch))
