@@ -22,7 +22,7 @@ def eval_cmd(
                                        "`searchnasa index` does (default), or search every word as typed."),
     sentences: bool = typer.Option(False, "--sentences/--no-sentences",
                                    help="Also embed every sentence of the corpus (as `searchnasa embed "
-                                        "--sentences`), so related mode re-ranks by the closest sentences."),
+                                        "--sentences`), so related mode and hybrid search re-rank their head by the closest sentences."),
     json_: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Index a BEIR folder in a temporary home and print nDCG@10, Recall@100 and MRR@10."""

@@ -38,8 +38,8 @@ def embed(
     sentences: bool = typer.Option(
         False, "--sentences/--no-sentences",
         help="Also embed every sentence of title + abstract (stored int8 beside the record vectors): "
-             "related papers re-rank their head by the closest sentences and show the best pair. "
-             "Costs 2-3x the record embedding; always in this process."),
+             "related papers and hybrid search re-rank their head by the closest sentences, and related "
+             "papers show the best pair. Costs 1.5-3x the record embedding; always in this process."),
     scheduler: str = SchedulerOption,
     workers: int = WorkersOption,
     home: Optional[Path] = HomeOption,

@@ -10,7 +10,10 @@ The head of the list is re-ranked by
 
 mapped back into the head's own score range, so the tail below the head keeps its order and
 scores. ``HEAD`` and ``W_SENTENCE`` were chosen on SciFact in related mode and confirmed on NPL and
-CSFCube-related dev (bench/README.md, "Sentence vectors (issue 17)"). The best single pair
+CSFCube-related dev (bench/README.md, "Sentence vectors (issue 17)"); chosen again on the ONNX
+vectors once they became the default ("Sentence constants on ONNX vectors": head 100 / weight 0.2
+-> 30 / 0.4, SciFact 0.7425 -> 0.7458, CSFCube 0.6160 -> 0.6365, NPL 0.5044 both). Hybrid search
+re-ranks its matches' head the same way (:mod:`.hybrid`). The best single pair
 (seed sentence, candidate sentence) is what the reasons show.
 
 When the seed and every candidate are one sentence each (:func:`adds_nothing`: NPL's untitled
@@ -26,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-HEAD = 100           # candidates re-ranked (those past it keep their order)
-W_SENTENCE = 0.2     # weight of the sentence similarity in the head's fused score
+HEAD = 30            # candidates re-ranked (those past it keep their order)
+W_SENTENCE = 0.4     # weight of the sentence similarity in the head's fused score
 
 
 @dataclass(frozen=True)
