@@ -205,6 +205,23 @@ def test_the_bundled_sample_brings_its_sentence_vectors(indexed_home: Path, tmp_
     assert report.embedded == 0 and report.unchanged == len(records)
 
 
+def test_a_home_without_sentences_is_looked_at_again_only_now_and_then(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every hybrid search asks whether sentence vectors exist; a home without them is not opened
+    again on each search, yet sentences embedded later are found within ``RECHECK_SECONDS``."""
+    import searchnasa.semantic.sentence_vectors as sv
+
+    vectors = tmp_path / "vectors"
+    VectorStore(vectors).close()  # record vectors' file, no sentences table
+    reader = sv.SentenceReader(vectors)
+    assert not reader.present()
+    SentenceStore(vectors).close()  # `embed --sentences` creates the table
+    assert not reader.present()  # not looked at again yet
+    now = sv.time.monotonic()
+    monkeypatch.setattr(sv.time, "monotonic", lambda: now + sv.RECHECK_SECONDS + 1)
+    assert reader.present()
+
+
 def test_a_free_text_seeds_sentences_take_one_model_call(plain_home: Path) -> None:
     """A free-text seed's sentences go to the model in one call, not one call (and one turn at the
     model) each; under the default ONNX backend, which runs one text at a time inside a call, the

@@ -56,6 +56,9 @@ class FixedCandidates:
     def vectors_for(self, ids: list[str]) -> dict:
         return {}
 
+    def has_sentence_vectors(self) -> bool:
+        return False
+
     def sentence_vectors_for(self, ids: list[str]) -> dict:
         return {}
 

@@ -215,7 +215,9 @@ def sentence_head(view: Retrieval, cands: Candidates, provider: SemanticProvider
     confirmed on NPL and CSFCube-related dev (bench/README.md, "Sentence constants on ONNX vectors").
     """
     top = head[:HEAD]
-    if len(top) < 2 or not cands.text:
+    # optional in a provider: one without the method (an older plugin) has no sentence vectors
+    has_sentences = getattr(provider, "has_sentence_vectors", None)
+    if len(top) < 2 or not cands.text or has_sentences is None or not has_sentences():
         return head
     try:
         ids = _ids_of(view, cands, [k for k, _ in top], addr_of)

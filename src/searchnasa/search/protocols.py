@@ -60,6 +60,10 @@ class SemanticProvider(Protocol):
         """Unit vectors of the given records that have one."""
         ...
 
+    def has_sentence_vectors(self) -> bool:
+        """Whether any sentence vectors are stored (cheap; hybrid search asks before looking)."""
+        ...
+
     def sentence_vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored sentence vectors (one unit row per sentence of title + abstract) of the given
         records that have fresh ones; empty when the home stores none (related papers then rank

@@ -288,6 +288,11 @@ class VectorProvider:
         out = self._vectors(ids, "vectors_for")
         return {rid: out[rid] for rid in ids if rid in out}
 
+    def has_sentence_vectors(self) -> bool:
+        """Whether this home stores sentence vectors (``searchnasa embed --sentences``, or the
+        bundled sample's): searches skip the sentence re-rank's lookups when it does not."""
+        return self._sentences.present()
+
     def sentence_vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Each given record's stored sentence vectors (rows, unit), for those that have fresh ones."""
         return self._sentences.vectors_for(list(ids))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -37,6 +38,9 @@ CREATE TABLE IF NOT EXISTS sentences (id TEXT PRIMARY KEY, key TEXT NOT NULL, q 
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 CHECKPOINT = "sentence_seq"
+# A serving process without sentence vectors looks for the table again this often (every hybrid
+# search asks; opening the file each time would cost more than the search's own lookups).
+RECHECK_SECONDS = 2.0
 
 
 def pack(matrix: np.ndarray) -> tuple[bytes, bytes]:
@@ -161,15 +165,22 @@ class SentenceReader:
         self.path = Path(vectors_dir) / VectorStore.FILENAME
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
+        self._next_check = 0.0  # a home without the table is looked at again after RECHECK_SECONDS
 
     def _connection(self) -> sqlite3.Connection | None:
-        if self._conn is None and self.path.is_file():
+        if self._conn is None and time.monotonic() >= self._next_check and self.path.is_file():
             conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=5, check_same_thread=False)
             if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='sentences'").fetchone():
                 self._conn = conn
             else:
                 conn.close()
+                self._next_check = time.monotonic() + RECHECK_SECONDS
         return self._conn
+
+    def present(self) -> bool:
+        """Whether the home stores sentence vectors at all (checked once a connection opens)."""
+        with self._lock:
+            return self._connection() is not None
 
     def vectors_for(self, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
