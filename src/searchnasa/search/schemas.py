@@ -14,6 +14,8 @@ from pydantic import BaseModel, Field, computed_field, field_validator
 
 from searchnasa.limits import NO_DATE_LABEL, YEAR_MAX, YEAR_MIN
 from searchnasa.records import Author, Record
+from searchnasa.search.sentence_match import HEAD as SENTENCE_HEAD
+from searchnasa.search.sentence_match import W_SENTENCE
 from searchnasa.topics import topic_slugs
 
 SortOrder = Literal["relevance", "newest", "oldest"]
@@ -201,9 +203,9 @@ class RelatedItem(BaseModel):
         "and the similarity of meaning (cosine), each min-max-normalized over the candidates and weighted "
         "0.3 and 0.7, plus small "
         "boosts for a shared subject, organization or report series, minus similarity to negative seeds. "
-        "Where the records' sentence vectors are stored, the first 100 candidates are re-ranked with a fifth "
-        "of the weight on their sentence similarity (the mean, over the seed's sentences, of the closest "
-        "sentence of the candidate). Comparable only within one answer."))
+        f"Where the records' sentence vectors are stored, the first {SENTENCE_HEAD} candidates are re-ranked "
+        f"with weight {W_SENTENCE:g} on their sentence similarity (the mean, over the seed's sentences, of "
+        "the closest sentence of the candidate). Comparable only within one answer."))
     similarity: float | None = Field(None, description=(
         "Similarity of meaning: the cosine between this paper's embedding and the seeds' (title and "
         "abstract, -1..1). One part of `score`, so it need not fall in the list's order. Null when the "
