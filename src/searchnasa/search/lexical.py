@@ -18,7 +18,6 @@ from collections.abc import Iterable, Sequence
 
 import tantivy
 
-from searchnasa.authors import query_keys
 from searchnasa.index.schema import (
     BOOSTS,
     PLAIN_ANALYZER,
@@ -26,23 +25,10 @@ from searchnasa.index.schema import (
     TITLE_BOOST,
     word_pairs,
 )
+from searchnasa.authors import query_keys
 from searchnasa.organizations import canonical_organization
-from searchnasa.search.query_tree import (
-    And,
-    Expanded,
-    IdSet,
-    MatchAll,
-    Nearby,
-    Node,
-    Not,
-    Or,
-    Phrase,
-    Prefix,
-    SourceIs,
-    Term,
-    TopicIs,
-    YearRange,
-)
+from searchnasa.search.query_tree import (And, Expanded, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix,
+                                         SourceIs, Term, TopicIs, YearRange)
 from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur

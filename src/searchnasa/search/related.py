@@ -46,19 +46,9 @@ from searchnasa.search.cards import date_label
 from searchnasa.search.fusion import weighted_sum
 from searchnasa.search.lexical import weighted_words_query
 from searchnasa.search.protocols import SemanticProvider
-from searchnasa.search.record_match import (
-    is_duplicate,
-    organizations_behind,
-    report_series,
-)
+from searchnasa.search.record_match import is_duplicate, organizations_behind, report_series
 from searchnasa.search.schemas import RelatedItem, SentencePair
-from searchnasa.search.sentence_match import (
-    HEAD,
-    SentenceMatch,
-    adds_nothing,
-    fuse_head,
-    match_all,
-)
+from searchnasa.search.sentence_match import HEAD, SentenceMatch, adds_nothing, fuse_head, match_all
 from searchnasa.search.shared_terms import Rarity, clauses, shared_terms
 from searchnasa.search.text import cut_at_last_space
 from searchnasa.sentences import record_sentences
