@@ -29,7 +29,7 @@ from searchnasa.semantic.bundle import (
     sentence_bundle_path,
 )
 from searchnasa.semantic.cache import open_default_cache
-from searchnasa.semantic.model import record_text
+from searchnasa.semantic.model import DIM, record_text
 from searchnasa.semantic.text_keys import text_key
 from searchnasa.semantic.vectors import VectorStore, embed_texts
 from searchnasa.sentences import record_sentences
@@ -55,13 +55,14 @@ def main() -> int:
 
         report = vstore.embed_pending(store.iter_records(0), cache=cache, batch_size=128, on_batch=on_batch)
         ids, matrix = vstore.load_all()
-        keys = vstore.keys_for(ids)
+        key_of = vstore.keys_for(ids)
+        keys = [key_of[i] for i in ids]
         out = bundle_path()
         old = load_bundle()
-        if old is not None and old.keys == [keys[i] for i in ids]:  # saving again would quantize twice
+        if old is not None and old.keys == keys:  # saving again would quantize twice
             print(f"{report.summary()}; {out} unchanged")
         else:
-            save_bundle(out, ids, [keys[i] for i in ids], matrix)
+            save_bundle(out, ids, keys, matrix)
             print(f"{report.summary()}; {len(ids)} vectors -> {out} ({out.stat().st_size / 1e6:.1f} MB)")
         vstore.close()
         bundle_sentences(store)
@@ -78,9 +79,10 @@ def bundle_sentences(store: Store) -> None:
             for sentence in record_sentences(rec.title, rec.abstract):
                 first_holder.setdefault(sentence, rec.id)
     sentences = list(first_holder)
+    keys = [text_key(s) for s in sentences]
     out = sentence_bundle_path()
     old = load_sentence_bundle()
-    if old is not None and old.keys == [text_key(s) for s in sentences]:  # saving again would quantize twice
+    if old is not None and old.keys == keys:  # saving again would quantize twice
         print(f"{len(sentences)} sentences: {out} unchanged")
         return
     cache = ChainCache(old, open_default_cache())
@@ -88,8 +90,8 @@ def bundle_sentences(store: Store) -> None:
     for i in range(0, len(sentences), SENTENCE_CHUNK):
         parts.append(embed_texts(sentences[i:i + SENTENCE_CHUNK], None, cache, batch_size=64))
         print(f"{i + len(parts[-1])}/{len(sentences)} sentences, {time.time() - start:.0f}s", file=sys.stderr, flush=True)
-    save_bundle(out, [first_holder[s] for s in sentences], [text_key(s) for s in sentences],
-                np.concatenate(parts) if parts else np.zeros((0, 384), np.float32))
+    save_bundle(out, [first_holder[s] for s in sentences], keys,
+                np.concatenate(parts) if parts else np.zeros((0, DIM), np.float32))
     print(f"{len(sentences)} sentence vectors -> {out} ({out.stat().st_size / 1e6:.1f} MB)")
 
 

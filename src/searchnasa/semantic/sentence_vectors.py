@@ -104,8 +104,9 @@ def _only_cached(todo: list[tuple[str, str, list[str]]], cache: EmbeddingCache |
     """The records of ``todo`` whose every sentence ``cache`` holds."""
     if cache is None:
         return []
-    have = cache.get_many(list({text_key(s) for _, _, sents in todo for s in sents}))
-    return [t for t in todo if all(text_key(s) in have for s in t[2])]
+    keys = {s: text_key(s) for _, _, sents in todo for s in sents}
+    have = cache.get_many(list(set(keys.values())))
+    return [t for t in todo if all(keys[s] in have for s in t[2])]
 
 
 def embed_sentences_pending(vectors_dir: Path, records: Iterator[tuple[int, Record]],
