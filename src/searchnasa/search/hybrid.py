@@ -189,7 +189,7 @@ def fused_page(view: Retrieval, cands: Candidates, setup: SemanticSetup, offset:
     if not may_skip_count or lexical_matches <= facets.FACET_EXACT_MAX or len(page) < limit:
         total = int(searcher.search(lex_query, limit=1, count=True).count or 0)
     if total is not None and len(page) < limit and offset + len(page) < total:
-        page.extend(_lexical_tail(view, lex_query, [k for k, _ in head], addr_of,
+        page.extend(_lexical_tail(view, lex_query, [k for k, _ in head], cands.admitted, addr_of,
                                   max(0, offset - len(head)), limit - len(page)))
     if total is not None and len(page) < limit and close:  # past the last match: the extras
         skip = max(0, offset - total)
@@ -220,7 +220,7 @@ def sentence_head(view: Retrieval, cands: Candidates, provider: SemanticProvider
     if len(top) < 2 or not cands.text or has_sentences is None or not has_sentences():
         return head
     try:
-        ids = _ids_of(view, cands, [k for k, _ in top], addr_of)
+        ids = _ids_of(view.searcher, cands.admitted, [k for k, _ in top], addr_of)
         stored = provider.sentence_vectors_for(list(ids.values()))
         units = record_sentences("", cands.text)
         if not stored or adds_nothing(len(units), [len(m) for m in stored.values()]):
@@ -247,13 +247,15 @@ def sentence_head(view: Retrieval, cands: Candidates, provider: SemanticProvider
 _NO_ROWS = np.zeros((0, 0), dtype=np.float32)
 
 
-def _ids_of(view: Retrieval, cands: Candidates, keys: list[int], addr_of: dict[int, Any]) -> dict[int, str]:
-    """Record ids of index keys: the semantic candidates' are known, the rest read from the index."""
-    known = {id_key(rid): rid for rid in cands.admitted}
+def _ids_of(searcher: tantivy.Searcher, admitted: list[str], keys: list[int],
+            addr_of: dict[int, Any]) -> dict[int, str]:
+    """Record ids of index keys: the semantic candidates' (``admitted``) are known, the rest are
+    read from each one's stored document (a random block read each, so only when needed)."""
+    known = {id_key(rid): rid for rid in admitted}
     out = {k: known[k] for k in keys if k in known}
     for k in keys:
         if k not in out and k in addr_of:
-            rid = view.searcher.doc(addr_of[k]).get_first("id")
+            rid = searcher.doc(addr_of[k]).get_first("id")
             if rid:
                 out[k] = str(rid)
     return out
@@ -324,12 +326,12 @@ def _cosines(searcher: tantivy.Searcher, provider: SemanticProvider, cands: Cand
         for k in missing:
             cos[k] = float(by_key.get(k, 0.0))
         return cos
-    ids = {k: searcher.doc(addr_of[k]).get_first("id") for k in missing}
+    ids = _ids_of(searcher, cands.admitted, missing, addr_of)
     got = provider.similarities(cands.text, list(ids.values()))
     if got is None:
         return None
-    for k, rid in ids.items():
-        cos[k] = float(got.get(rid, 0.0))
+    for k in missing:
+        cos[k] = float(got.get(ids.get(k, ""), 0.0))
     return cos
 
 
@@ -345,13 +347,13 @@ def _partial_scores(view: Retrieval, ids: list[str]) -> list[tuple[int, float]]:
     return [(k, float(s)) for k, (s, _) in zip(keys, hits)]
 
 
-def _lexical_tail(view: Retrieval, lex_query: tantivy.Query, shown: list[int], addr_of: dict[int, Any],
-                  skip: int, limit: int) -> list[Ranked]:
+def _lexical_tail(view: Retrieval, lex_query: tantivy.Query, shown: list[int], admitted: list[str],
+                  addr_of: dict[int, Any], skip: int, limit: int) -> list[Ranked]:
     """Past the fused head: the lexical order, skipping what the head already showed."""
     searcher = view.searcher
     tail_query = lex_query
     if shown:
-        head_ids = [searcher.doc(addr_of[k]).get_first("id") for k in shown]
+        head_ids = list(_ids_of(searcher, admitted, shown, addr_of).values())
         tail_query = Q.boolean_query([(Occur.Must, lex_query),
                                       (Occur.MustNot, Q.term_set_query(view.schema, "id", head_ids))])
     tail = searcher.search(tail_query, limit=limit, offset=skip, count=False)
