@@ -10,7 +10,7 @@ import pytest
 from searchnasa.records import Record
 from searchnasa.search.query import parse
 from searchnasa.search.query_tree import Nearby, Or, describe
-from searchnasa.search.reading import STOP_WORDS, required_words
+from searchnasa.search.reading import RARE_SHARE, STOP_WORDS, rare_words_alone, required_words
 from searchnasa.search.schemas import SearchRequest
 from searchnasa.search.service import SearchService
 from searchnasa.settings import Settings
@@ -68,12 +68,21 @@ def test_a_query_of_stop_words_only_keeps_them() -> None:
     assert describe(parse("to be or not").tree) != "all records"
 
 
+def rare_words(records: dict[str, Record], words: list[str]) -> list[str]:
+    """The words held by at least one record and at most RARE_SHARE of them (checked on the
+    stored records, not the index)."""
+    held = {w: sum(contains_word(rec, w) for rec in records.values()) for w in words}
+    return [w for w in words if 0 < held[w] <= RARE_SHARE * len(records)]
+
+
 def test_a_long_question_finds_the_records_holding_enough_of_its_words(service, records) -> None:
     ids, total = every_id(service, QUESTION)
     assert ids and total == len(ids)
     need = required_words(len(CONTENT))
-    holding = {rid for rid, rec in records.items() if sum(contains_word(rec, w) for w in CONTENT) >= need}
-    assert set(ids) == holding  # counted and listed: exactly the records holding enough words
+    rare = rare_words(records, CONTENT)
+    holding = {rid for rid, rec in records.items()
+               if sum(contains_word(rec, w) for w in CONTENT) >= need or any(contains_word(rec, w) for w in rare)}
+    assert set(ids) == holding  # counted and listed: exactly the records holding enough words, or a rare one
     # an explicit AND requires every word (stop words too), as every query did before: few match
     assert describe(parse(" AND ".join(QUESTION.split())).tree).count(" AND ") == len(QUESTION.split()) - 1
     strict, _ = every_id(service, " AND ".join(QUESTION.split()))
@@ -114,3 +123,45 @@ def test_the_lexical_arm_of_a_long_hybrid_query_is_not_empty(service) -> None:
     assert resp.total > 0 and resp.results
     assert "at least" in resp.interpreted
     assert "No record contains these words" not in " ".join(resp.notices)
+
+
+def test_a_rare_word_matches_a_long_question_alone_and_the_page_says_so(service, records) -> None:
+    rare = rare_words(records, CONTENT)
+    common = [w for w in CONTENT if w not in rare]
+    assert rare and common  # the sample has both kinds among the question's words
+    resp = service.search(SearchRequest(q=QUESTION, mode="lexical", per_page=5))
+    assert resp.interpreted.endswith(f"or a rare one alone ({', '.join(rare)})")
+    ids, _ = every_id(service, QUESTION)
+
+    def only(word: str) -> set[str]:  # records holding this one of the question's words and no other
+        return {rid for rid, rec in records.items()
+                if contains_word(rec, word) and not any(contains_word(rec, w) for w in CONTENT if w != word)}
+
+    alone = set().union(*(only(w) for w in rare))
+    assert alone and alone <= set(ids)
+    assert not set().union(*(only(w) for w in common)) & set(ids)  # a common word alone is not enough
+
+
+def test_a_rare_word_alone_is_scored_once(service, records) -> None:
+    """Counted as the whole requirement, but its BM25 is what the same record gets when any word will do."""
+    rare = rare_words(records, CONTENT)
+    words = " ".join(CONTENT)
+    long_scores = {h.id: h.score for h in service.search(SearchRequest(q=words, mode="lexical", per_page=100),
+                                                         fold_copies=False).results}
+    any_scores = {h.id: h.score for h in service.search(SearchRequest(q=" OR ".join(CONTENT), mode="lexical",
+                                                                      per_page=100), fold_copies=False).results}
+    lone = [rid for rid in long_scores if rid in any_scores
+            and sum(contains_word(records[rid], w) for w in CONTENT) == 1 and any(contains_word(records[rid], w) for w in rare)]
+    assert lone
+    for rid in lone:
+        assert long_scores[rid] == pytest.approx(any_scores[rid], rel=1e-5)
+
+
+def test_rare_words_are_told_only_to_long_groups() -> None:
+    long_group = parse(QUESTION).tree
+    counts = {"reentry": 3, "flux": 40, "heat": 900}
+    marked = rare_words_alone(long_group, lambda t: counts.get(t.text, 500), 1000)
+    group = marked.children[0]
+    assert [c.text for c in group.alone] == ["flux", "reentry"]  # at most 5% of 1,000 records, in typed order
+    assert rare_words_alone(parse("reentry flux").tree, lambda t: 1, 1000) == parse("reentry flux").tree
+    assert rare_words_alone(long_group, lambda t: 0, 1000) is long_group  # a word no record holds is not "rare"

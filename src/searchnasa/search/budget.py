@@ -117,7 +117,8 @@ def _dedupe(node: Node) -> Node:
         if len(children) == 1:
             return children[0]
         if isinstance(node, Or):  # replace: an acronym's expansion stays one
-            return dataclasses.replace(node, children=children, minimum=min(node.minimum, len(children)))
+            return dataclasses.replace(node, children=children, minimum=min(node.minimum, len(children)),
+                                       alone=tuple(dict.fromkeys(c for c in node.alone if c in children)))
         return And(children)
     if isinstance(node, Not):
         return Not(_dedupe(node.child))
@@ -148,7 +149,8 @@ def _prune(searcher: tantivy.Searcher, node: Node, budget: int, depth: int = 0) 
             spent += postings_cost(searcher, child)
         order = {c: i for i, c in enumerate(node.children)}
         kept.sort(key=lambda c: order.get(c, len(order)))
-        return (kept[0] if len(kept) == 1 else dataclasses.replace(node, children=tuple(kept))), True
+        alone = tuple(c for c in node.alone if c in kept)
+        return (kept[0] if len(kept) == 1 else dataclasses.replace(node, children=tuple(kept), alone=alone)), True
     if isinstance(node, And):
         parts, cut = [], False
         for child in node.children:

@@ -165,6 +165,13 @@ def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:
     return _any(parts)
 
 
+def word_records(searcher: tantivy.Searcher, node: Term) -> int:
+    """How many records hold a bare word (stemmed, anywhere); for a word the analyzer splits, the
+    fewest holding any of its parts: an upper bound on the records holding them all."""
+    tokens = STEM_ANALYZER.analyze(node.text)
+    return min((int(searcher.doc_freq("all", t)) for t in tokens), default=0)
+
+
 def author_name_query(schema: tantivy.Schema, typed: str) -> tantivy.Query:
     """An author name as typed ("Rasmus Christensen", "Christensen, R"), matched on the name keys
     of :mod:`searchnasa.authors`; BM25 on the keys, so a rare name outranks a common one."""
@@ -371,8 +378,11 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
     if isinstance(node, Expanded):
         return expanded_query(schema, node, searcher)
     if isinstance(node, Or):
-        alternatives = Q.boolean_query([(Occur.Should, compile_node(schema, c, searcher)) for c in node.children],
-                                       minimum_number_should_match=node.minimum if node.minimum > 1 else None)
+        clauses = [(Occur.Should, compile_node(schema, c, searcher)) for c in node.children]
+        if node.minimum > 1:  # a rare word alone is enough: it counts as ``minimum`` alternatives, scored once
+            clauses += [(Occur.Should, Q.const_score_query(compile_node(schema, c, searcher), 0.0))
+                        for c in node.alone for _ in range(node.minimum - 1)]
+        alternatives = Q.boolean_query(clauses, minimum_number_should_match=node.minimum if node.minimum > 1 else None)
         proximity = proximity_query(schema, node.children)
         if proximity is None:
             return alternatives

@@ -89,10 +89,13 @@ class And:
 @dataclass(frozen=True)
 class Or:
     """Alternatives: a record matches when it holds at least ``minimum`` of them (1: any one;
-    more for a long question read as typed, see :mod:`searchnasa.search.reading`)."""
+    more for a long question read as typed, see :mod:`searchnasa.search.reading`), or any one of
+    ``alone``: those of the children specific enough to match on their own (a long question's
+    rare words, :func:`searchnasa.search.reading.rare_words_alone`)."""
 
     children: tuple["Node", ...]
     minimum: int = 1
+    alone: tuple["Node", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,10 @@ def describe(node: Node, top: bool = True) -> str:
         text = " AND ".join(describe(c, top=False) for c in shown)
         return text if top else f"({text})"
     if isinstance(node, Or) and node.minimum > 1:
-        return f"at least {node.minimum} of ({', '.join(describe(c, top=False) for c in node.children)})"
+        text = f"at least {node.minimum} of ({', '.join(describe(c, top=False) for c in node.children)})"
+        if node.alone:
+            text += f", or a rare one alone ({', '.join(describe(c, top=False) for c in node.alone)})"
+        return text
     if isinstance(node, Or):
         text = " OR ".join(describe(c, top=False) for c in node.children)
         return text if top else f"({text})"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import Future
+from functools import partial
 from dataclasses import dataclass, field
 
 import tantivy
@@ -50,11 +51,13 @@ from searchnasa.search.lexical import (
     named_filters,
     partial_query,
     with_filters,
+    word_records,
 )
 from searchnasa.search.protocols import SemanticProvider
 from searchnasa.search.query import parse
-from searchnasa.search.query_tree import IdSet, Node, asked_parts, part_label, positive_parts
+from searchnasa.search.query_tree import IdSet, Node, asked_parts, describe, part_label, positive_parts
 from searchnasa.search.ranked import lexical_page
+from searchnasa.search.reading import rare_words_alone
 from searchnasa.search.schemas import AcronymNote, SearchHit, SearchRequest, SearchResponse
 from searchnasa.search.snippets import highlight_for
 
@@ -242,6 +245,9 @@ class SearchService:
             return reading
         # before the budget narrows the tree: every word the user typed is checked
         reading.suggestion = spelling.suggest(searcher, schema, req.q, positive_parts(reading.tree))
+        tree = rare_words_alone(reading.tree, partial(word_records, searcher), searcher.num_docs)
+        if tree is not reading.tree:  # a long question's rare words may match alone: say so
+            reading.tree, reading.interpreted = tree, describe(tree)
         # a query whose exact count would walk too many postings is narrowed to its rarer
         # alternatives (see .budget): the count of what remains is a true lower bound
         try:
