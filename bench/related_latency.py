@@ -6,6 +6,7 @@ One BLAS thread, as a served worker runs (``web/app.py``).
 
     python bench/related_latency.py                       # the bundled sample, bundled vectors
     python bench/related_latency.py --home bench/out/scale-1000000/home   # a home kept by scale.py --keep
+    python bench/related_latency.py --compare             # also each seed in one pass, taking turns
 
 Seeds are drawn from the store (records with an abstract when ``--with-abstract``; by default any
 record, as people open any record page). The first ``--warm`` seeds are timed but not counted (the
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from _common import sample_home
 
 from searchnasa.records import Record
+from searchnasa.search import related
 from searchnasa.search.related import find_related
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import seed_from_bundle
@@ -58,22 +60,32 @@ def pick_seeds(settings: Settings, n: int, seed: int, with_abstract: bool) -> li
     return list(chosen)
 
 
-def measure(settings: Settings, seeds: int, warm: int, with_abstract: bool) -> dict[str, float | int]:
+def measure(settings: Settings, seeds: int, warm: int, with_abstract: bool,
+            compare: bool = False) -> dict[str, float | int]:
+    """p50 / p95 of ``find_related``; with ``compare``, each seed is also ranked with the seed's
+    words in one pass (``related.COMMON_SHARE`` above 1: no word is common), the two taking turns
+    to go first, so both see the same machine."""
     service = SearchService(settings, semantic=VectorProvider(settings.vectors_dir))
     ids = pick_seeds(settings, seeds + warm, 17, with_abstract)
-    times: list[float] = []
-    cpu: list[float] = []
+    shares = {"": related.COMMON_SHARE} | ({"one_pass_": 2.0} if compare else {})
+    times: dict[str, list[float]] = {k: [] for k in shares}
+    cpu: dict[str, list[float]] = {k: [] for k in shares}
     for n, rid in enumerate(ids):
-        t, c = time.perf_counter(), time.process_time()
-        items = find_related(service, [rid], [], 10)
-        if n >= warm:
-            times.append((time.perf_counter() - t) * 1000)
-            cpu.append((time.process_time() - c) * 1000)
-        assert items, f"no related papers for {rid}"
-    q = statistics.quantiles(times, n=100)
-    return {"seeds": len(times), "vectors": service.semantic.count(), "p50_ms": round(q[49], 1),
-            "p95_ms": round(q[94], 1), "max_ms": round(max(times), 1),
-            "cpu_p50_ms": round(statistics.median(cpu), 1)}
+        for label in (list(shares) if n % 2 == 0 else list(shares)[::-1]):
+            related.COMMON_SHARE = shares[label]
+            t, c = time.perf_counter(), time.process_time()
+            items = find_related(service, [rid], [], 10)
+            if n >= warm:
+                times[label].append((time.perf_counter() - t) * 1000)
+                cpu[label].append((time.process_time() - c) * 1000)
+            assert items, f"no related papers for {rid}"
+    related.COMMON_SHARE = shares[""]
+    out: dict[str, float | int] = {"seeds": len(times[""]), "vectors": service.semantic.count()}
+    for label in shares:
+        q = statistics.quantiles(times[label], n=100)
+        out |= {f"{label}p50_ms": round(q[49], 1), f"{label}p95_ms": round(q[94], 1),
+                f"{label}max_ms": round(max(times[label]), 1), f"{label}cpu_p50_ms": round(statistics.median(cpu[label]), 1)}
+    return out
 
 
 def main() -> None:
@@ -82,14 +94,16 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=200)
     ap.add_argument("--warm", type=int, default=20)
     ap.add_argument("--with-abstract", action="store_true", help="only seeds that have an abstract")
+    ap.add_argument("--compare", action="store_true",
+                    help="also time each seed with its words in one pass (before the two-pass seed query)")
     args = ap.parse_args()
     threadpool_limits(limits=1, user_api="blas")
     if args.home:
-        result = measure(Settings().with_home(args.home), args.seeds, args.warm, args.with_abstract)
+        result = measure(Settings().with_home(args.home), args.seeds, args.warm, args.with_abstract, args.compare)
     else:
         with sample_home("related-latency-") as (settings, _):
             seed_from_bundle(settings)
-            result = measure(settings, args.seeds, args.warm, args.with_abstract)
+            result = measure(settings, args.seeds, args.warm, args.with_abstract, args.compare)
     print(json.dumps({"home": str(args.home or "sample"), **result}))
 
 

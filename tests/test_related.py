@@ -15,7 +15,8 @@ from searchnasa.records import Record
 from searchnasa.search.record_match import is_duplicate
 from searchnasa.search.lexical import compile_node
 from searchnasa.search.query_tree import Or, Term
-from searchnasa.search.related import Seed, find_related, seed_query, seed_words
+from searchnasa.search.related import (CANDIDATES, TWO_PASS_WORDS, Seed, _lexical_candidates, find_related, parts_of,
+                                      seed_query, seed_words)
 from searchnasa.search.service import SearchService
 from searchnasa.semantic import open_semantic, seed_from_bundle
 from searchnasa.semantic.provider import VectorProvider
@@ -144,7 +145,7 @@ def test_the_seed_query_scores_as_its_words_or_joined(service, records) -> None:
     checked = 0
     for seed in _with_abstract(records, "ntrs", 3) + _with_abstract(records, "osti", 3):
         words = [w for w in seed_words([Seed.of(seed)]) if "-" not in w]
-        flat = {(a.segment_ord, a.doc): s for s, a in searcher.search(seed_query(schema, words), 30, count=False).hits}
+        flat = {(a.segment_ord, a.doc): s for s, a in searcher.search(seed_query(schema, words)[0], 30, count=False).hits}
         nested = searcher.search(compile_node(schema, Or(tuple(Term(w) for w in words)), searcher), 30, count=False).hits
         top = [(a.segment_ord, a.doc) for _, a in nested]
         assert list(flat) == top
@@ -152,6 +153,34 @@ def test_the_seed_query_scores_as_its_words_or_joined(service, records) -> None:
             assert flat[(addr.segment_ord, addr.doc)] == pytest.approx(score, rel=1e-4)
         checked += 1
     assert checked == 6
-    parts = searcher.search(seed_query(schema, ["heat", "transfer"]), 50, count=False).hits
-    hyphenated = searcher.search(seed_query(schema, ["heat-transfer"]), 50, count=False).hits
+    parts = searcher.search(seed_query(schema, ["heat", "transfer"])[0], 50, count=False).hits
+    hyphenated = searcher.search(seed_query(schema, ["heat-transfer"])[0], 50, count=False).hits
     assert parts and [a.doc for _, a in hyphenated] == [a.doc for _, a in parts]
+
+
+def test_a_long_seed_is_ranked_in_two_passes_with_exact_scores(service, records) -> None:
+    """A paper's words most records hold are split off and scored on the candidates only: each
+    candidate's score is still exactly what the one-pass query gives it, and the pool is nearly the
+    same (only records that would enter it on common words alone can differ)."""
+    searcher = service.reader.searcher()
+    schema = service.reader.index.schema
+    parts = parts_of(service)
+    checked = 0
+    for seed in _with_abstract(records, "ntrs", 3) + _with_abstract(records, "osti", 3):
+        words = seed_words([Seed.of(seed)])
+        assert len(words) >= TWO_PASS_WORDS
+        _, common = seed_query(schema, words, searcher)
+        assert common is not None  # "the", "of", "and": held by more than COMMON_SHARE of the sample's records
+        one_pass = {}
+        for score, addr in searcher.search(seed_query(schema, words)[0], 2000, count=False).hits:
+            one_pass[searcher.doc(addr).get_first("id")] = score
+        two_pass = _lexical_candidates(parts, [Seed.of(seed)], CANDIDATES)
+        assert len(two_pass) == CANDIDATES
+        for rid, score in two_pass.items():
+            assert score == pytest.approx(one_pass[rid], rel=1e-4)
+        best = sorted(two_pass, key=lambda rid: -two_pass[rid])[:50]  # the part of the pool that ranks
+        assert len(set(list(one_pass)[:50]) & set(best)) >= 48
+        checked += 1
+    assert checked == 6
+    short = seed_words([Seed(title="Heat transfer in the boundary layer of a hypersonic inlet", abstract="")])
+    assert seed_query(schema, short, searcher)[1] is None  # a title or a claim: one pass

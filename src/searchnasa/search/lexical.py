@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import tantivy
 
@@ -113,7 +113,8 @@ def lone_word_query(schema: tantivy.Schema, token: str) -> tantivy.Query:
     return _all_fields(schema, "all", "title", [token], catch_all=Occur.Should)
 
 
-def weighted_words_query(schema: tantivy.Schema, words: Sequence[str]) -> tantivy.Query:
+def weighted_words_query(schema: tantivy.Schema, words: Sequence[str],
+                         common: Callable[[str, str], bool] | None = None) -> tuple[tantivy.Query, tantivy.Query | None]:
     """Any of ``words`` (a whole paper's, say), each stemmed token's BM25 on ``all`` plus its
     boosted title score, times the number of times the text holds it, plus the proximity score
     of the words that stand side by side: what the same words OR-joined score, built only of
@@ -125,20 +126,35 @@ def weighted_words_query(schema: tantivy.Schema, words: Sequence[str]) -> tantiv
     still scores through the proximity clause. Related papers use it for their 150-word seed:
     at 1M records it is 4x faster than the nested form, and it ranks as well (bench/README.md,
     "Related papers at 1M").
+
+    ``common(field, term)``: which clauses to split off into the second query returned (None when
+    none is): the terms so frequent that their blocks can rarely be skipped. The first query then
+    finds the candidates fast, and the second adds the common terms' exact share of the score to
+    them (:func:`~searchnasa.search.related._lexical_candidates`): the sum of both is the whole
+    query's score, term by term.
     """
     counts = Counter(token for word in words for token in STEM_ANALYZER.analyze(word))
-    clauses = []
+    clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+    later: list[tuple[tantivy.Occur, tantivy.Query]] = []
+
+    def add(field: str, term: str, boost: float, by: str | None = None) -> None:
+        # a token's title clause goes where its ``all`` clause goes (``by``: the field that decides)
+        target = later if common is not None and common(by or field, term) else clauses
+        target.append((Occur.Should, Q.boost_query(Q.term_query(schema, field, term), boost)))
+
     for token, n in counts.items():
-        clauses.append((Occur.Should, Q.boost_query(Q.term_query(schema, "all", token), float(n))))
-        clauses.append((Occur.Should, Q.boost_query(Q.term_query(schema, "title", token), n * TITLE_BOOST)))
+        add("all", token, float(n))
+        add("title", token, n * TITLE_BOOST, by="all")
     if EXACT_WEIGHT > 0:  # off by default; scored as term_query scores a bare word's unstemmed form
         exact = Counter(token for word in words for token in PLAIN_ANALYZER.analyze(word))
         for token, n in exact.items():
-            clauses.append((Occur.Should, Q.boost_query(Q.term_query(schema, "all_exact", token), n * EXACT_WEIGHT)))
+            add("all_exact", token, n * EXACT_WEIGHT)
     if PAIR_WEIGHT > 0:
         for pair in adjacent_pairs(tuple(Term(word) for word in words)):
-            clauses.append((Occur.Should, Q.boost_query(Q.term_query(schema, "all_pairs", pair), PAIR_WEIGHT)))
-    return Q.boolean_query(clauses) if clauses else Q.empty_query()
+            add("all_pairs", pair, PAIR_WEIGHT)
+    if not clauses:  # nothing but common terms: one query (there is nothing rarer to find candidates by)
+        clauses, later = later, []
+    return (Q.boolean_query(clauses) if clauses else Q.empty_query()), (Q.boolean_query(later) if later else None)
 
 
 def term_query(schema: tantivy.Schema, node: Term) -> tantivy.Query:

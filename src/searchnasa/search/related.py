@@ -39,6 +39,7 @@ import numpy as np
 import tantivy
 
 from searchnasa.errors import BadInput, EmbedderBusy, NotFound
+from searchnasa.index.schema import id_key
 from searchnasa.limits import MAX_SEEDS
 from searchnasa.organizations import canonical_organization
 from searchnasa.records import SOURCE_LABELS, Record
@@ -66,6 +67,8 @@ ABSTRACT_PREVIEW_CHARS = 300
 
 # Tuning (chosen on the sample's proxies and the SciFact related-mode run; see bench/README.md).
 MAX_SEED_WORDS = 150      # the seed's words searched (a long abstract's first 150 say what it is)
+COMMON_SHARE = 0.2        # a long seed's words held by more of the records: scored on the candidates only
+TWO_PASS_WORDS = 50       # from this many seed words on (a paper, not a title or a claim)
 CANDIDATES = 200          # taken from each of the lexical and the semantic lists
 W_SEMANTIC = 0.7          # chosen on SciFact in related mode, confirmed on NPL and CSFCube
 BOOST_SUBJECT = 0.04      # per shared subject category, at most two counted
@@ -73,6 +76,8 @@ BOOST_ORGANIZATION = 0.02
 BOOST_SERIES = 0.03
 NEGATIVE_WEIGHT = 0.5
 
+Q = tantivy.Query
+Occur = tantivy.Occur
 _SEED_WORD = re.compile(r"[^\W_][\w\-]*")
 
 
@@ -144,11 +149,15 @@ def seed_words(seeds: Sequence[Seed]) -> list[str]:
     return words[:MAX_SEED_WORDS]
 
 
-def seed_query(schema: tantivy.Schema, words: Sequence[str]) -> tantivy.Query:
+def seed_query(schema: tantivy.Schema, words: Sequence[str],
+               searcher: tantivy.Searcher | None = None) -> tuple[tantivy.Query, tantivy.Query | None]:
     """Any of the seed's words, scored as the same words OR-joined score them (each word's BM25
     times its count, title matches boosted, and the proximity of the seed's adjacent words), in
     the flat form Tantivy ranks without scoring every record that holds one of them
-    (:func:`weighted_words_query`).
+    (:func:`weighted_words_query`). A seed of ``TWO_PASS_WORDS`` words or more (a paper's title
+    and abstract) is split in two when a ``searcher`` is given: the query that finds the
+    candidates, and the clauses of the words more than ``COMMON_SHARE`` of the records hold
+    (None when there are none), scored on those candidates only (:func:`_lexical_candidates`).
 
     At 1M SYNTHETIC records, 30 seeds, the query alone: p50 / p95 574-790 / 884-1,323 ms with
     each word compiled as often as written, 332-381 / 438-595 with each distinct word compiled
@@ -156,23 +165,46 @@ def seed_query(schema: tantivy.Schema, words: Sequence[str]) -> tantivy.Query:
     hyphenated word as its parts rather than as a phrase: nDCG@10 related, with sentences,
     SciFact 0.7435 -> 0.7455, NPL 0.5084 both, CSFCube-related dev 0.6175 -> 0.6162 (without
     sentences 0.7329 -> 0.7346, 0.5084, 0.6047 -> 0.6039). Leaving out the most frequent words
-    would be faster still but lost on every eval set (bench/README.md, "Related papers at 1M").
+    altogether was faster still but lost on every eval set; scoring them in the second pass keeps
+    every candidate's score exact (bench/README.md, "Related papers at 1M").
     """
-    return weighted_words_query(schema, words)
+    if searcher is None or len(words) < TWO_PASS_WORDS:  # a short seed is cheap in one pass
+        return weighted_words_query(schema, words)
+    limit = COMMON_SHARE * searcher.num_docs
+
+    def common(field: str, term: str) -> bool:
+        return searcher.doc_freq(field, term) > limit
+
+    return weighted_words_query(schema, words, common)
 
 
 def _lexical_candidates(parts: RelatedParts, seeds: Sequence[Seed], k: int) -> dict[str, float]:
-    """The top ``k`` records for the seeds' words searched with any word optional, and their BM25."""
+    """The top ``k`` records for the seeds' words searched with any word optional, and their BM25.
+
+    In two passes (:func:`seed_query`): the words most records hold are what costs (their
+    postings' blocks can rarely be skipped) and what ranks least (their IDF is near 0), so the
+    candidates are found without them, and their share of the score is then added to each
+    candidate exactly. Only the pool can differ from one pass: a record that would enter the top
+    ``k`` on common words alone."""
     words = seed_words(seeds)
     if not words:
         return {}
     searcher = parts.searcher_fn()
-    query = seed_query(parts.schema, words)
+    query, common = seed_query(parts.schema, words, searcher)
     out: dict[str, float] = {}
     for score, addr in searcher.search(query, limit=k, count=False).hits:
         rid = searcher.doc(addr).get_first("id")
         if rid:
             out[rid] = float(score)
+    if common is not None and out:
+        ids = Q.const_score_query(Q.term_set_query(parts.schema, "id", list(out)), 0.0)
+        rescored = searcher.search(Q.boolean_query([(Occur.Must, ids), (Occur.Should, common)]),
+                                   limit=len(out), count=False).hits
+        keys = searcher.fast_field_values("key", [addr for _, addr in rescored])
+        by_key = {id_key(rid): rid for rid in out}
+        for key, (score, _) in zip(keys, rescored):
+            if key in by_key:
+                out[by_key[key]] += float(score)
     return out
 
 
