@@ -159,9 +159,9 @@ def test_a_rare_word_alone_is_scored_once(service, records) -> None:
 
 def test_rare_words_are_told_only_to_long_groups() -> None:
     long_group = parse(QUESTION).tree
-    counts = {"reentry": 3, "flux": 40, "heat": 900}
+    counts = {"reentry": 3, "flux": int(RARE_SHARE * 1000), "heat": int(RARE_SHARE * 1000) + 1}
     marked = rare_words_alone(long_group, lambda t: counts.get(t.text, 500), 1000)
     group = marked.children[0]
-    assert [c.text for c in group.alone] == ["flux", "reentry"]  # at most 5% of 1,000 records, in typed order
+    assert [c.text for c in group.alone] == ["flux", "reentry"]  # at most RARE_SHARE of the records, in typed order
     assert rare_words_alone(parse("reentry flux").tree, lambda t: 1, 1000) == parse("reentry flux").tree
     assert rare_words_alone(long_group, lambda t: 0, 1000) is long_group  # a word no record holds is not "rare"
