@@ -22,18 +22,19 @@ written, every word required):
   the collection holds (``onchocerciasis`` in "Ivermectin is used to treat onchocerciasis") names
   the subject so precisely that a record holding it alone is an answer, not noise: requiring a
   second, common word ("used", "treat") dropped such records from the matches entirely (SciFact's
-  relevant abstract for that claim was in no semantic candidate list either). Such words count as the whole requirement and are scored once
-  (:func:`rare_words_alone`; the index's document frequencies decide, so the rule needs a searcher
-  and is applied by the search service). The page says so: "..., or a rare one alone (onchocerciasis)".
+  relevant abstract for that claim was in no semantic candidate list either). Such words count as
+  the whole requirement and are scored once (:func:`rare_words_alone`; the index's document
+  frequencies decide, so the rule needs a searcher and is applied by the search service). The page
+  says so: "..., or a rare one alone (onchocerciasis)".
 
-``RARE_SHARE`` was chosen the same way (SciFact is flat from 0.005 to 0.05), at its most
-conservative point: a larger share lets words like "supersonic" match alone and multiplies a
-question's matches. As typed, hybrid SciFact 0.731 -> 0.738 with sentence vectors (OR'd 0.738),
-lexical 0.686 -> 0.694; NPL 0.503 -> 0.501, within its noise (bench/README.md, "A rare word alone").
 ``MIN_SHARE`` and ``MIN_REQUIRED`` were chosen on SciFact claims typed as sentences
 (``searchnasa eval --words all``) under the hybrid contract, among the settings that keep "at least
 two words" (a pair of the typed words is the least a match should share), and confirmed on NPL;
-bench/README.md "Queries as typed" has the sweep.
+bench/README.md "Queries as typed" has the sweep. ``RARE_SHARE`` was chosen the same way (SciFact
+is flat from 0.005 to 0.05), at its most conservative point: a larger share lets words like
+"supersonic" match alone and multiplies a question's matches. As typed, hybrid SciFact 0.731 ->
+0.738 with sentence vectors (OR'd 0.738), lexical 0.686 -> 0.694; NPL 0.503 -> 0.501, within its
+noise (bench/README.md, "A rare word alone").
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import Future
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 
 import tantivy
 
