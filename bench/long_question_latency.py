@@ -8,6 +8,11 @@ from four content words on; the 200-request mix of ``bench/search_latency.py`` h
 
     python bench/long_question_latency.py                              # the bundled sample
     python bench/long_question_latency.py --home bench/out/scale-1m/home --rounds 3
+    python bench/long_question_latency.py --passages ../shared/data/eval/csfcube-related-dev/queries.jsonl
+
+``--passages``: whole abstracts pasted in the box instead (a BEIR ``queries.jsonl``, its first 8
+texts, cut at a word to the box's 1,000 characters as ``searchnasa eval --words all`` does): the rule
+leaves a passage's "at least m of" group (m of 3 or more) as it is, so both ways should match the same.
 """
 
 from __future__ import annotations
@@ -37,13 +42,21 @@ QUESTIONS = [
 ]
 
 
-def measure(settings: Settings, rounds: int) -> dict[str, object]:
+def passages(path: Path, n: int = 8) -> list[str]:
+    """The first ``n`` query texts of a BEIR ``queries.jsonl``, as a user pasting them would type them."""
+    from searchnasa.eval.runner import as_plain_text
+
+    texts = [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()]
+    return [as_plain_text(t) for t in texts[:n]]
+
+
+def measure(settings: Settings, rounds: int, questions: list[str] = QUESTIONS) -> dict[str, object]:
     service = SearchService(settings)
     shares = {"rare_alone": reading.RARE_SHARE, "every_group_needs_m": 0.0}
     times: dict[str, list[float]] = {k: [] for k in shares}
     totals: dict[str, list[int]] = {k: [] for k in shares}
     for r in range(rounds + 1):  # round 0 warms the index's pages and is not counted
-        for i, q in enumerate(QUESTIONS):
+        for i, q in enumerate(questions):
             for label in (list(shares) if (r + i) % 2 == 0 else list(shares)[::-1]):
                 reading.RARE_SHARE = shares[label]
                 start = time.perf_counter()
@@ -53,7 +66,7 @@ def measure(settings: Settings, rounds: int) -> dict[str, object]:
                     if r == 1:
                         totals[label].append(int(resp.total or 0))
     reading.RARE_SHARE = shares["rare_alone"]
-    out: dict[str, object] = {"questions": len(QUESTIONS), "rounds": rounds}
+    out: dict[str, object] = {"questions": len(questions), "rounds": rounds}
     for label in shares:
         v = sorted(times[label])
         out[label] = {"p50_ms": round(statistics.median(v), 1), "max_ms": round(v[-1], 1),
@@ -65,12 +78,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", type=Path, help="an indexed home (default: the bundled sample)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--passages", type=Path, help="a BEIR queries.jsonl: time pasted passages instead")
     args = ap.parse_args()
+    questions = passages(args.passages) if args.passages else QUESTIONS
     if args.home:
-        result = measure(Settings().with_home(args.home), args.rounds)
+        result = measure(Settings().with_home(args.home), args.rounds, questions)
     else:
         with sample_home("long-question-") as (settings, _):
-            result = measure(settings, args.rounds)
+            result = measure(settings, args.rounds, questions)
     print(json.dumps({"home": str(args.home or "sample"), **result}))
 
 

@@ -165,3 +165,6 @@ def test_rare_words_are_told_only_to_long_groups() -> None:
     assert [c.text for c in group.alone] == ["flux", "reentry"]  # at most RARE_SHARE of the records, in typed order
     assert rare_words_alone(parse("reentry flux").tree, lambda t: 1, 1000) == parse("reentry flux").tree
     assert rare_words_alone(long_group, lambda t: 0, 1000) is long_group  # a word no record holds is not "rare"
+    passage = parse(" ".join(f"word{i}" for i in range(40))).tree  # a pasted passage: at least 4 of 40
+    assert passage.children[0].minimum > 2
+    assert rare_words_alone(passage, lambda t: 1, 1000) is passage
