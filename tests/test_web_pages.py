@@ -214,6 +214,16 @@ def test_degraded_query_says_how_it_was_read(client: httpx.Client) -> None:
     assert plain.css_first(".read-as") is None
 
 
+def test_a_long_question_says_how_it_was_read(client: httpx.Client) -> None:
+    """Not every word of a long question is required: the page says which it needs."""
+    tree = page(client, "/search", q="measurements of jet noise from a supersonic nozzle with chevrons")
+    read = text(tree.css_first(".read-as"))
+    assert read.startswith("Read as: at least 2 of (measurements, jet, noise, supersonic, nozzle, chevrons)")
+    assert "or a rare one alone (" in read and "chevrons" in read.split("rare one alone")[1]
+    every = page(client, "/search", q="jet AND noise AND supersonic AND nozzle")  # every word required, as typed
+    assert every.css_first(".read-as") is None
+
+
 def test_identifier_goes_straight_to_the_record(client: httpx.Client) -> None:
     resp = client.get("/search", params={"q": "10.1515/nanoph-2025-0180"})
     assert resp.status_code == 303 and resp.headers["location"] == "/records/osti:3002493"

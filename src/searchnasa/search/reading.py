@@ -117,3 +117,10 @@ def rare_words_alone(tree: Node, doc_freq: Callable[[Term], int], total_docs: in
                          for c in tree.children)
         return And(children) if children != tree.children else tree
     return tree
+
+
+def reads_loosely(tree: Node) -> bool:
+    """Whether the top level of ``tree`` holds an "at least m of" group: a long question read as
+    typed, so not every word it holds is required (the results page then says how it was read)."""
+    children = tree.children if isinstance(tree, And) else (tree,)
+    return any(isinstance(c, Or) and not isinstance(c, Expanded) and c.minimum > 1 for c in children)

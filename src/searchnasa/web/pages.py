@@ -17,6 +17,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from searchnasa.errors import BadInput
 from searchnasa.records import SOURCE_LABELS, Record
+from searchnasa.search.query import parse
+from searchnasa.search.reading import reads_loosely
 from searchnasa.search.schemas import MAX_PAGE, SearchRequest, SearchResponse
 from searchnasa.search.service import SearchService
 from searchnasa.search.text import cut_hard
@@ -120,9 +122,11 @@ def query_of(back: str) -> str:
 
 
 def _read_as(resp: SearchResponse) -> str:
-    """How a degraded query was read ("" when it was read as typed)."""
+    """How a degraded query, or a long question, was read ("" when every word typed is required as
+    typed): a question's "at least 2 of (...)" is worth saying, since a match need not hold every
+    word (its reading depends on the words alone, not on the collection's acronyms)."""
     repaired = [n for n in resp.notices if not n.startswith("Semantic search")]  # not about the query text
-    if repaired and resp.interpreted:
+    if (repaired or reads_loosely(parse(resp.query).tree)) and resp.interpreted:
         return resp.interpreted.removeprefix("Read as:").strip()
     return ""
 
