@@ -137,21 +137,21 @@ def weighted_words_query(schema: tantivy.Schema, words: Sequence[str],
     clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
     later: list[tuple[tantivy.Occur, tantivy.Query]] = []
 
-    def add(field: str, term: str, boost: float, by: str | None = None) -> None:
-        # a token's title clause goes where its ``all`` clause goes (``by``: the field that decides)
-        target = later if common is not None and common(by or field, term) else clauses
-        target.append((Occur.Should, Q.boost_query(Q.term_query(schema, field, term), boost)))
+    def target(field: str, term: str) -> list[tuple[tantivy.Occur, tantivy.Query]]:
+        return later if common is not None and common(field, term) else clauses
 
-    for token, n in counts.items():
-        add("all", token, float(n))
-        add("title", token, n * TITLE_BOOST, by="all")
+    def clause(field: str, term: str, boost: float) -> tuple[tantivy.Occur, tantivy.Query]:
+        return Occur.Should, Q.boost_query(Q.term_query(schema, field, term), boost)
+
+    for token, n in counts.items():  # a token's title clause goes where its ``all`` clause goes
+        target("all", token).extend((clause("all", token, float(n)), clause("title", token, n * TITLE_BOOST)))
     if EXACT_WEIGHT > 0:  # off by default; scored as term_query scores a bare word's unstemmed form
         exact = Counter(token for word in words for token in PLAIN_ANALYZER.analyze(word))
         for token, n in exact.items():
-            add("all_exact", token, n * EXACT_WEIGHT)
+            target("all_exact", token).append(clause("all_exact", token, n * EXACT_WEIGHT))
     if PAIR_WEIGHT > 0:
         for pair in adjacent_pairs(tuple(Term(word) for word in words)):
-            add("all_pairs", pair, PAIR_WEIGHT)
+            target("all_pairs", pair).append(clause("all_pairs", pair, PAIR_WEIGHT))
     if not clauses:  # nothing but common terms: one query (there is nothing rarer to find candidates by)
         clauses, later = later, []
     return (Q.boolean_query(clauses) if clauses else Q.empty_query()), (Q.boolean_query(later) if later else None)
@@ -394,9 +394,10 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
     if isinstance(node, Expanded):
         return expanded_query(schema, node, searcher)
     if isinstance(node, Or):
-        clauses = [(Occur.Should, compile_node(schema, c, searcher)) for c in node.children]
+        compiled = {c: compile_node(schema, c, searcher) for c in node.children}
+        clauses = [(Occur.Should, compiled[c]) for c in node.children]
         if node.minimum > 1:  # a rare word alone is enough: it counts as ``minimum`` alternatives, scored once
-            clauses += [(Occur.Should, Q.const_score_query(compile_node(schema, c, searcher), 0.0))
+            clauses += [(Occur.Should, Q.const_score_query(compiled[c], 0.0))
                         for c in node.alone for _ in range(node.minimum - 1)]
         alternatives = Q.boolean_query(clauses, minimum_number_should_match=node.minimum if node.minimum > 1 else None)
         proximity = proximity_query(schema, node.children)
