@@ -39,7 +39,6 @@ import numpy as np
 import tantivy
 
 from searchnasa.errors import BadInput, EmbedderBusy, NotFound
-from searchnasa.index.schema import id_key
 from searchnasa.limits import MAX_SEEDS
 from searchnasa.organizations import canonical_organization
 from searchnasa.records import SOURCE_LABELS, Record
@@ -192,19 +191,19 @@ def _lexical_candidates(parts: RelatedParts, seeds: Sequence[Seed], k: int) -> d
     searcher = parts.searcher_fn()
     query, common = seed_query(parts.schema, words, searcher)
     out: dict[str, float] = {}
+    at: dict[tuple[int, int], str] = {}  # the same searcher answers both passes: an address is a record
     for score, addr in searcher.search(query, limit=k, count=False).hits:
         rid = searcher.doc(addr).get_first("id")
         if rid:
             out[rid] = float(score)
+            at[(addr.segment_ord, addr.doc)] = rid
     if common is not None and out:
         ids = Q.const_score_query(Q.term_set_query(parts.schema, "id", list(out)), 0.0)
-        rescored = searcher.search(Q.boolean_query([(Occur.Must, ids), (Occur.Should, common)]),
-                                   limit=len(out), count=False).hits
-        keys = searcher.fast_field_values("key", [addr for _, addr in rescored])
-        by_key = {id_key(rid): rid for rid in out}
-        for key, (score, _) in zip(keys, rescored):
-            if key in by_key:
-                out[by_key[key]] += float(score)
+        for score, addr in searcher.search(Q.boolean_query([(Occur.Must, ids), (Occur.Should, common)]),
+                                           limit=len(out), count=False).hits:
+            rid = at.get((addr.segment_ord, addr.doc))
+            if rid is not None:
+                out[rid] += float(score)
     return out
 
 
