@@ -100,13 +100,15 @@ def _pending(records: list[Record], sstore: SentenceStore) -> list[tuple[str, st
             for rid, (key, rec) in keyed.items() if stored.get(rid) != key]
 
 
-def _only_cached(todo: list[tuple[str, str, list[str]]], cache: EmbeddingCache | None) -> list[tuple[str, str, list[str]]]:
-    """The records of ``todo`` whose every sentence ``cache`` holds."""
-    if cache is None:
-        return []
+def _only_cached(todo: list[tuple[str, str, list[str]]],
+                 cache: EmbeddingCache | None) -> tuple[list[tuple[str, str, list[str]]], np.ndarray]:
+    """The records of ``todo`` whose every sentence ``cache`` holds, and those sentences' vectors
+    in order (one cache lookup: they need no second pass through :func:`embed_texts`)."""
     keys = {s: text_key(s) for _, _, sents in todo for s in sents}
-    have = cache.get_many(list(set(keys.values())))
-    return [t for t in todo if all(keys[s] in have for s in t[2])]
+    have = cache.get_many(list(set(keys.values()))) if cache is not None else {}
+    kept = [t for t in todo if all(keys[s] in have for s in t[2])]
+    rows = [have[keys[s]] for _, _, sents in kept for s in sents]
+    return kept, (np.stack(rows).astype(np.float32, copy=False) if rows else np.zeros((0, DIM), np.float32))
 
 
 def embed_sentences_pending(vectors_dir: Path, records: Iterator[tuple[int, Record]],
@@ -126,9 +128,10 @@ def embed_sentences_pending(vectors_dir: Path, records: Iterator[tuple[int, Reco
     def flush() -> None:
         todo = [t for t in _pending([rec for _, rec in batch], sstore) if t[2]]
         if only_cached:
-            todo = _only_cached(todo, cache)
-        flat = [s for _, _, sents in todo for s in sents]
-        vecs = embed_texts(flat, embedder, cache, batch_size=64) if flat else None  # the model loads only if needed
+            todo, vecs = _only_cached(todo, cache)
+        else:  # the model loads only if the cache lacks a sentence
+            flat = [s for _, _, sents in todo for s in sents]
+            vecs = embed_texts(flat, embedder, cache, batch_size=64) if flat else np.zeros((0, DIM), np.float32)
         rows, i = [], 0
         for rid, key, sents in todo:
             rows.append((rid, key, vecs[i:i + len(sents)]))
@@ -136,9 +139,9 @@ def embed_sentences_pending(vectors_dir: Path, records: Iterator[tuple[int, Reco
         sstore.put_many(rows, store_seq=None if only_cached else batch[-1][0])
         report.seen += len(batch)
         if only_cached:
-            report.from_cache += len(flat)
+            report.from_cache += len(vecs)
         else:
-            report.embedded += len(flat)
+            report.embedded += len(vecs)
         report.unchanged += len(batch) - len(todo)
         if on_batch:
             on_batch(len(batch))
