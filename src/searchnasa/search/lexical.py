@@ -28,7 +28,7 @@ from searchnasa.index.schema import (
 from searchnasa.authors import query_keys
 from searchnasa.organizations import canonical_organization
 from searchnasa.search.query_tree import (And, Expanded, IdSet, MatchAll, Nearby, Node, Not, Or, Phrase, Prefix,
-                                         SourceIs, Term, TopicIs, YearRange)
+                                         SourceIs, Term, TopicIs, YearRange, is_at_least_group)
 from searchnasa.search.schemas import SearchRequest
 
 Occur = tantivy.Occur
@@ -298,7 +298,7 @@ def adjacent_pairs(children: Sequence[Node]) -> list[str]:
         return list(dict.fromkeys(word_pairs(PLAIN_ANALYZER.analyze(" ".join(typed[0].words)))))
     flat: list[Node | None] = []
     for child in children:  # the words of an "at least m of" group were typed side by side
-        flat.extend(child.children if isinstance(child, Or) and child.minimum > 1 else (child,))
+        flat.extend(child.children if is_at_least_group(child) else (child,))
     for child in flat + [None]:
         if isinstance(child, Term) and child.field is None:
             run.extend(PLAIN_ANALYZER.analyze(child.text))
@@ -332,13 +332,13 @@ def partial_query(schema: tantivy.Schema, node: Node,
     out (candidates already satisfy them). None when the query is not a conjunction of two or more
     parts: a candidate then either matches the query itself or holds none of it.
     """
-    if isinstance(node, Or) and node.minimum > 1:
+    if is_at_least_group(node):
         node = And((node,))  # "at least m of": a record holding fewer words still gets their score
     if not isinstance(node, And):
         return None
     parts: list[Node] = []
     for child in node.children:
-        if isinstance(child, Or) and child.minimum > 1:
+        if is_at_least_group(child):
             parts.extend(child.children)  # each word scores on its own, as inside the group
         elif not isinstance(child, (Not, Nearby)):  # Nearby scores below, with the proximity clause
             parts.append(child)
@@ -396,10 +396,11 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
     if isinstance(node, Or):
         compiled = {c: compile_node(schema, c, searcher) for c in node.children}
         clauses = [(Occur.Should, compiled[c]) for c in node.children]
-        if node.minimum > 1:  # a rare word alone is enough: it counts as ``minimum`` alternatives, scored once
+        if is_at_least_group(node):  # a rare word alone is enough: it counts as ``minimum`` alternatives, scored once
             clauses += [(Occur.Should, Q.const_score_query(compiled[c], 0.0))
                         for c in node.alone for _ in range(node.minimum - 1)]
-        alternatives = Q.boolean_query(clauses, minimum_number_should_match=node.minimum if node.minimum > 1 else None)
+        at_least = node.minimum if is_at_least_group(node) else None
+        alternatives = Q.boolean_query(clauses, minimum_number_should_match=at_least)
         proximity = proximity_query(schema, node.children)
         if proximity is None:
             return alternatives

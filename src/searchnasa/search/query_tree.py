@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Union
+from typing import TypeGuard, Union
 
 from searchnasa.topics import topic_label
 
@@ -122,6 +122,13 @@ class Nearby:
 Node = Union[Term, Phrase, Prefix, YearRange, SourceIs, TopicIs, IdSet, MatchAll, Not, And, Or, Expanded, Nearby]
 
 
+def is_at_least_group(node: Node) -> TypeGuard[Or]:
+    """Whether ``node`` is an "at least m of" group (m > 1): a long question's words, read as
+    typed (:mod:`searchnasa.search.reading`), where a match need not hold every word. The one test
+    the reading, the compiler, the scorer of partial matches and :func:`describe` all ask."""
+    return isinstance(node, Or) and node.minimum > 1
+
+
 def tree_depth(node: Node) -> int:
     """How deeply a tree nests (iteratively)."""
     deepest, stack = 0, [(node, 1)]
@@ -167,7 +174,7 @@ def describe(node: Node, top: bool = True) -> str:
             return describe(shown[0], top)
         text = " AND ".join(describe(c, top=False) for c in shown)
         return text if top else f"({text})"
-    if isinstance(node, Or) and node.minimum > 1:
+    if is_at_least_group(node):
         text = f"at least {node.minimum} of ({', '.join(describe(c, top=False) for c in node.children)})"
         if node.alone:
             text += f", or a rare one alone ({', '.join(describe(c, top=False) for c in node.alone)})"

@@ -43,7 +43,8 @@ import dataclasses
 import math
 from collections.abc import Callable
 
-from searchnasa.search.query_tree import And, Expanded, Nearby, Node, Not, Or, Term
+from searchnasa.search.query_tree import (And, Expanded, Nearby, Node, Not, Or, Term,
+                                         is_at_least_group)
 
 # Function words of English questions and claims: articles, auxiliaries, pronouns, prepositions,
 # conjunctions, question words. Content words ("effect", "use", "new") are never on it.
@@ -107,7 +108,7 @@ def rare_words_alone(tree: Node, doc_freq: Callable[[Term], int], total_docs: in
     at 1M records such a passage's matches grew up to 4x and its search from ~0.3 to ~0.5 s. ``doc_freq``: the
     number of records holding a word (for a word the analyzer splits, the fewest holding any part:
     a bound on the records holding them all)."""
-    if isinstance(tree, Or) and not isinstance(tree, Expanded) and 1 < tree.minimum <= MIN_REQUIRED:
+    if is_at_least_group(tree) and tree.minimum <= MIN_REQUIRED:
         limit = RARE_SHARE * total_docs
         rare = tuple(c for c in tree.children if isinstance(c, Term) and c.field is None
                      and 0 < doc_freq(c) <= limit)
@@ -123,4 +124,4 @@ def reads_loosely(tree: Node) -> bool:
     """Whether the top level of ``tree`` holds an "at least m of" group: a long question read as
     typed, so not every word it holds is required (the results page then says how it was read)."""
     children = tree.children if isinstance(tree, And) else (tree,)
-    return any(isinstance(c, Or) and not isinstance(c, Expanded) and c.minimum > 1 for c in children)
+    return any(is_at_least_group(c) for c in children)
