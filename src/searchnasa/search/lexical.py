@@ -396,10 +396,10 @@ def compile_node(schema: tantivy.Schema, node: Node, searcher: tantivy.Searcher 
     if isinstance(node, Or):
         compiled = {c: compile_node(schema, c, searcher) for c in node.children}
         clauses = [(Occur.Should, compiled[c]) for c in node.children]
-        if is_at_least_group(node):  # a rare word alone is enough: it counts as ``minimum`` alternatives, scored once
-            clauses += [(Occur.Should, Q.const_score_query(compiled[c], 0.0))
-                        for c in node.alone for _ in range(node.minimum - 1)]
         at_least = node.minimum if is_at_least_group(node) else None
+        if at_least:  # a rare word alone is enough: it counts as ``minimum`` alternatives, scored once
+            clauses += [(Occur.Should, Q.const_score_query(compiled[c], 0.0))
+                        for c in node.alone for _ in range(at_least - 1)]
         alternatives = Q.boolean_query(clauses, minimum_number_should_match=at_least)
         proximity = proximity_query(schema, node.children)
         if proximity is None:
